@@ -35,6 +35,7 @@ PHASES = (
     ("stackcheck.plan.hypothetical", "prime", "planner memos restored (hypothetical.prime)"),
     ("stackcheck.plan.planner", "_wanted_target", "--want search (planner._wanted_target)"),
     ("stackcheck.plan.planner", "plan_steps", "steps (planner.plan_steps)"),
+    ("stackcheck.plan.planner", "_crashes_after", "candidates' checks (planner._crashes_after)"),
     ("stackcheck.plan.planner", "_upstream_ok", "ok elsewhere (planner._upstream_ok)"),
     ("stackcheck.plan", "make_plan", "planner (make_plan)"),
     ("stackcheck.knowledge.sources", "normalize", "sources (sources.normalize)"),

@@ -6,7 +6,7 @@ candidate stack, on the facts after a step), so that is the one place to memoise
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import parse_version, public, version_in
@@ -743,10 +743,18 @@ class Engine:
         the engine has it: the premise of the memo (plan/deps.py), for checks. With the memo, a check without a
         builtin whose rules all hold (rules_hold) is not judged in full: it cannot be failed
         (tests/plan/test_plan_lean_truth.py holds the list equal to evaluate_check's on every check)."""
+        return list(self.failing_checks(facts, choices))
+
+    def failing_checks(
+        self, facts: Facts, choices: Mapping[str, Choice] | None = None, only: Iterable[Any] | None = None
+    ) -> Iterator[CheckVerdict]:
+        """checks_failing_on's verdicts one at a time, each check judged when the one before it has been taken: a
+        caller that stops at the first failing check it is after judges no check after that one (the --want
+        search's, which asks only whether one crashes). `only`: these checks of the manifests alone, judged as
+        among the others."""
         reuse = choices is not None and bool(self._box_checks)
         ctx: Context | None = None
-        out = []
-        for check in self.ctx.manifests.checks:
+        for check in self.ctx.manifests.checks if only is None else only:
             v = self._box_check(check, choices) if reuse and choices is not None else None
             if v is None:
                 if ctx is None:
@@ -757,8 +765,7 @@ class Engine:
                     continue
                 v = evaluate_check(check, ctx)
             if v.get("status") == "failed":
-                out.append(v)
-        return out
+                yield v
 
     def _box_check(self, check: Any, choices: Mapping[str, Choice]) -> CheckVerdict | None:
         """The box's verdict of the check when `choices` replace no component it reads, else None."""

@@ -31,11 +31,13 @@ from stackcheck.plan.solver import (
     same_version,
     violations,
 )
-from stackcheck.plan.steps import Steps, patch_step, plan_steps
+from stackcheck.plan.steps import Steps, facts_after, patch_step, plan_steps
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import workaround_for
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.facts.model import Facts
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict  # (typing: ~3 ms, for annotations only)
 
@@ -137,6 +139,7 @@ def plan_and_facts(
             before[fid] = engine.verdict_now(fid)
 
     stacks = sorted(enumerate_stacks(space, restrict), key=Stack.key)
+    search = _Search()  # what the --want search judged (the checks failing after the plan to its target)
     impossible: list[str] = []
     error: str | None = None
     if not wanted:
@@ -144,7 +147,7 @@ def plan_and_facts(
         if newer is not None:
             note = (note + "; " if note else "") + newer
     else:
-        target, impossible, error = _wanted_target(engine, space, restrict, box, stacks, wanted, ctx, before)
+        target, impossible, error = _wanted_target(engine, space, restrict, box, stacks, wanted, ctx, before, search)
     if target is None:
         if error is None:
             error = _no_stack_error(space, restrict, box)
@@ -173,7 +176,10 @@ def plan_and_facts(
             f"{names}: no release in the manifests makes {'it' if len(impossible) == 1 else 'them'} ok on this box "
             f"({'; '.join(first_failure(_after(engine, planned, f)) for f in impossible)})"
         )
-    failing = tuple(_failing_entry(v) for v in engine.checks_failing_on(planned.facts, planned.choices))
+    failing_checks = search.failing_after(target)
+    if failing_checks is None:
+        failing_checks = engine.checks_failing_on(planned.facts, planned.choices)
+    failing = tuple(_failing_entry(v) for v in failing_checks)
     plan = Plan(
         target=_target_dict(target),
         steps=tuple(steps),
@@ -234,6 +240,7 @@ def _wanted_target(
     wanted: list[str],
     ctx: Context | None = None,
     before: dict[str, FeatureVerdict] | None = None,
+    search: _Search | None = None,
 ) -> tuple[Stack | None, list[str], str | None]:
     """The stack with the fewest changes (then the newest) that makes every wanted feature ok that some
     stack of the manifests makes ok (holds and pins aside); the wanted features none makes ok; and, when
@@ -242,7 +249,7 @@ def _wanted_target(
     With `ctx` and `before`: among the first WANT_SEARCH such stacks, the first after whose plan no stack check
     fails with a crash (a wanted feature is no use on a box that does not start: the fiftieth fact-check sample's
     w2, `--want torch-symm-mem` on a B300 box answered with SGLang 0.5.5, whose sgl-kernel has no code for
-    sm_103), else the first, as before (and where no wanted feature is reachable)."""
+    sm_103), else the first, as before (and where no wanted feature is reachable). `search`: see _crashes_after."""
     free = (
         stacks
         if not restrict.hold and not restrict.pins
@@ -266,7 +273,7 @@ def _wanted_target(
         packages = (s.sglang.label, s.torch.label, s.kernel.label if s.kernel else None, s.flashinfer.label)
         if packages in tried:
             continue
-        if not _crashes_after(ctx, engine, s, box, before):
+        if not _crashes_after(ctx, engine, s, box, before, search):
             return s, impossible, None
         first = s if first is None else first
         tried.add(packages)
@@ -277,11 +284,61 @@ def _wanted_target(
     return None, impossible, (_blame(space, engine, restrict, box, reachable) if stacks else None)
 
 
-def _crashes_after(ctx: Context, engine: Engine, stack: Stack, box: Box, before: dict[str, FeatureVerdict]) -> bool:
-    """Whether a stack check fails with a crash after the plan to `stack` (the plan's still_failing_checks)."""
-    planned = plan_steps(ctx, engine, stack, box, before)
-    failing = engine.checks_failing_on(planned.facts, planned.choices)
-    return any(_failing_entry(v).effect == "crash" for v in failing)
+class _Search:
+    """What the lazy --want search (_crashes_after, with the memo) keeps from one candidate stack to the next: the
+    checks failing after the plan to a stack where none crashes (by the stack's identity, the stack kept alive with
+    them: the plan to that stack reads them there), and the check that crashed the last candidate that crashed (asked
+    first of the next one: the search's candidates mostly crash on the same check; iperf34)."""
+
+    __slots__ = ("crasher", "judged")
+    judged: dict[int, tuple[Stack, list[CheckVerdict]]]
+    crasher: list[Any]
+
+    def __init__(self) -> None:
+        self.judged = {}
+        self.crasher = []
+
+    def failing_after(self, target: Stack) -> list[CheckVerdict] | None:
+        """The checks failing after the plan to `target`, where the search judged every one of them, else None."""
+        kept = self.judged.get(id(target))
+        return kept[1] if kept is not None and kept[0] is target else None
+
+
+def _crashes_after(
+    ctx: Context,
+    engine: Engine,
+    stack: Stack,
+    box: Box,
+    before: dict[str, FeatureVerdict],
+    search: _Search | None = None,
+) -> bool:
+    """Whether a stack check fails with a crash after the plan to `stack` (the plan's still_failing_checks).
+
+    With the memo (iperf34), judged lazily: on the facts after the plan alone (steps.facts_after: the plan's facts and
+    choices, without its steps and every feature's verdict after them), the check that crashed the last candidate
+    first, then every check in order, stopping at the first that fails with a crash (whichever check crashes, the
+    answer is the same); where none does, every check was judged, and `search` keeps the failing ones under the
+    stack. Without the memo, the straightforward reading (the reference the tests compare with): the whole plan,
+    then every check after it."""
+    if not engine.memo:
+        planned = plan_steps(ctx, engine, stack, box, before)
+        failing = engine.checks_failing_on(planned.facts, planned.choices)
+        return any(_failing_entry(v).effect == "crash" for v in failing)
+    facts, choices = facts_after(ctx, stack)
+    if search is not None and search.crasher:
+        for v in engine.failing_checks(facts, choices, only=search.crasher):
+            if _failing_entry(v).effect == "crash":
+                return True
+    seen: list[CheckVerdict] = []
+    for v in engine.failing_checks(facts, choices):
+        if _failing_entry(v).effect == "crash":
+            if search is not None:
+                search.crasher[:] = [c for c in ctx.manifests.checks if str(c.get("id")) == str(v.get("id"))][:1]
+            return True
+        seen.append(v)
+    if search is not None:
+        search.judged[id(stack)] = (stack, seen)
+    return False
 
 
 def _held_text(component: str, box: Box) -> str:

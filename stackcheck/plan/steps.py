@@ -52,14 +52,8 @@ def toolkit_choice(ctx: Context, target: Stack) -> Choice | None:
     return None
 
 
-def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: dict[str, FeatureVerdict]) -> Steps:
-    """The ordered steps; each step's `unblocks` from the engine on the facts after it and every earlier
-    step. Also the facts and the verdicts of every feature after the whole plan."""
-    blocked0 = {fid for fid, v in before.items() if v.get("status") == "blocked"}
-    ok0 = {fid for fid, v in before.items() if v.get("status") == "ok"}
-    facts = ctx.facts
-    states: list[tuple[dict[str, Choice], Facts]] = []  # the choices applied so far and the facts they give
-    choices: dict[str, Choice] = {}
+def step_choices(ctx: Context, target: Stack) -> list[Choice]:
+    """The choices of the plan's steps to `target`, in the order of the steps (STEP_ORDER; the toolkit's included)."""
     order: list[Choice] = []
     for comp in STEP_ORDER:
         if comp == "toolkit":
@@ -70,6 +64,31 @@ def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: di
         ch = target.get(comp) if comp in COMPONENTS else None
         if ch is not None and not ch.current:
             order.append(ch)
+    return order
+
+
+def facts_after(ctx: Context, target: Stack) -> tuple[Facts, dict[str, Choice]]:
+    """plan_steps' `facts` and `choices` alone: the facts after every step to `target` and the choices they apply, built
+    as plan_steps builds them (the same choices applied in the same order), without the steps, their `unblocks` and
+    every feature's verdict after them (what the --want search asks of each candidate stack: its stack checks after
+    the plan)."""
+    facts = ctx.facts
+    choices: dict[str, Choice] = {}
+    for ch in step_choices(ctx, target):
+        facts = apply_choice(facts, ch, ctx)
+        choices[ch.component] = ch
+    return facts, choices
+
+
+def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: dict[str, FeatureVerdict]) -> Steps:
+    """The ordered steps; each step's `unblocks` from the engine on the facts after it and every earlier
+    step. Also the facts and the verdicts of every feature after the whole plan."""
+    blocked0 = {fid for fid, v in before.items() if v.get("status") == "blocked"}
+    ok0 = {fid for fid, v in before.items() if v.get("status") == "ok"}
+    facts = ctx.facts
+    states: list[tuple[dict[str, Choice], Facts]] = []  # the choices applied so far and the facts they give
+    choices: dict[str, Choice] = {}
+    order = step_choices(ctx, target)
     final: dict[str, FeatureVerdict] = dict(before)
     drafts: list[tuple[Step, list[str]]] = []  # a step and its warnings, which the regressions extend
     for n, ch in enumerate(order):
