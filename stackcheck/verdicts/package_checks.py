@@ -224,6 +224,11 @@ def _judge_distribution(
             got = _backend_runtime_library_result(check, backend_lib, listed[name], name, facts, subject)
             if got is not None:
                 return got
+        first_lib = entry.get("first_backend_runtime_library")
+        if isinstance(first_lib, Mapping):
+            got = _first_backend_library_result(check, first_lib, listed[name], name, facts, subject)
+            if got is not None:
+                return got
         api = entry.get("api_floor")
         if isinstance(api, Mapping):
             got = _api_floor_result(check, api, entry, listed[name], name, facts, subject, sglang_version)
@@ -620,6 +625,27 @@ def _backends_result(
     why = (f"{unsure}, and from {since} on it needs {either}, neither installed" if known else
            f"from {since} on it needs {either}, and the facts do not say whether either is installed")  # fmt: skip
     return CheckResult(check, "unknown", found, required, f"{subject}: {found}, but {why}", source, subject)
+
+
+def _first_backend_library_result(
+    check: str, lib: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
+) -> CheckResult | None:
+    """A CUDA runtime library that the backend a forwarder takes first NEEDs (preflight.json
+    `first_backend_runtime_library`, ifc52: nixl 0.7.1-1.0.1 import nixl_cu13 whenever it is installed, and nixl-cu13's
+    bundled UCX CUDA module NEEDs libcudart.so.13, which a torch of CUDA 12 does not load): judged as a
+    `runtime_library` of that backend's release where the forwarder's release is in forwarder_versions (or not
+    known) and the backend is installed; None otherwise."""
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    if _version_in(version, str(lib.get("forwarder_versions"))) is False:
+        return None
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    backend = str(lib.get("distribution"))
+    own = listed.get(backend)
+    if not (isinstance(own, Mapping) and own.get("installed") is True):
+        return None
+    return _runtime_library_result(check, lib, own, backend, facts, subject)
 
 
 def _api_modules(
