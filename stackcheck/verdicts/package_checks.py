@@ -104,7 +104,7 @@ def _judge(
     entries = [e for e in named if _version_in(sglang_version, str(e.get("versions", ""))) is not False]
     if value is None or not entries:
         return None
-    results = [_judge_entry(check, e, subject, facts) for e in entries]
+    results = [_judge_entry(check, e, subject, facts, sglang_version) for e in entries]
     if len({r.status for r in results}) == 1:
         return results[0]
     ranges = ", ".join(str(e.get("versions")) for e in entries)
@@ -114,11 +114,13 @@ def _judge(
                        subject)  # fmt: skip
 
 
-def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapping[str, Any]) -> CheckResult:
+def _judge_entry(
+    check: str, entry: Mapping[str, Any], subject: str, facts: Mapping[str, Any], sglang_version: str | None = None
+) -> CheckResult:
     """The entry's result, with the notes of the `system_libraries` items a report did not look for
     (not_probed_note: liblzma.so.5 beside Mooncake's bundled libunwind) appended where the distribution is
     installed."""
-    result = _judge_distribution(check, entry, subject, facts)
+    result = _judge_distribution(check, entry, subject, facts, sglang_version)
     notes = _not_probed_notes(entry, facts)
     if not notes:
         return result
@@ -157,7 +159,9 @@ def _unread_sonames(lib: Mapping[str, Any], facts: Mapping[str, Any]) -> list[st
             if s not in table or (isinstance(unreadable, Mapping) and s in unreadable)]  # fmt: skip
 
 
-def _judge_distribution(check: str, entry: Mapping[str, Any], subject: str, facts: Mapping[str, Any]) -> CheckResult:
+def _judge_distribution(
+    check: str, entry: Mapping[str, Any], subject: str, facts: Mapping[str, Any], sglang_version: str | None = None
+) -> CheckResult:
     unregistered = entry.get("unregistered")
     if isinstance(unregistered, Mapping):
         return CheckResult(check, "fail", unregistered.get("observed"), unregistered.get("required"),
@@ -218,6 +222,16 @@ def _judge_distribution(check: str, entry: Mapping[str, Any], subject: str, fact
         backend_lib = entry.get("backend_runtime_library")
         if isinstance(backend_lib, Mapping):
             got = _backend_runtime_library_result(check, backend_lib, listed[name], name, facts, subject)
+            if got is not None:
+                return got
+        first_lib = entry.get("first_backend_runtime_library")
+        if isinstance(first_lib, Mapping):
+            got = _first_backend_library_result(check, first_lib, listed[name], name, facts, subject)
+            if got is not None:
+                return got
+        api = entry.get("api_floor")
+        if isinstance(api, Mapping):
+            got = _api_floor_result(check, api, entry, listed[name], name, facts, subject, sglang_version)
             if got is not None:
                 return got
         unread = entry.get("installed_unknown")
@@ -611,6 +625,104 @@ def _backends_result(
     why = (f"{unsure}, and from {since} on it needs {either}, neither installed" if known else
            f"from {since} on it needs {either}, and the facts do not say whether either is installed")  # fmt: skip
     return CheckResult(check, "unknown", found, required, f"{subject}: {found}, but {why}", source, subject)
+
+
+def _first_backend_library_result(
+    check: str, lib: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
+) -> CheckResult | None:
+    """A CUDA runtime library that the backend a forwarder takes first NEEDs (preflight.json
+    `first_backend_runtime_library`, ifc52: nixl 0.7.1-1.0.1 import nixl_cu13 whenever it is installed, and nixl-cu13's
+    bundled UCX CUDA module NEEDs libcudart.so.13, which a torch of CUDA 12 does not load): judged as a
+    `runtime_library` of that backend's release where the forwarder's release is in forwarder_versions (or not
+    known) and the backend is installed; None otherwise."""
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    if _version_in(version, str(lib.get("forwarder_versions"))) is False:
+        return None
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    backend = str(lib.get("distribution"))
+    own = listed.get(backend)
+    if not (isinstance(own, Mapping) and own.get("installed") is True):
+        return None
+    return _runtime_library_result(check, lib, own, backend, facts, subject)
+
+
+def _api_modules(
+    entry: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any]
+) -> list[tuple[str, Mapping[str, Any]]] | None:
+    """The installed distributions whose module the import of `entry`'s module may take (ifc52): the forwarder's own
+    where it is older than its `backends` item's from_version (nixl 0.6.1 ships nixl._api), else the backend it loads
+    (backend_runtime_library: nixl_cu13 first, else nixl_cu12, for forwarder_versions; torch's CUDA major's for
+    torch_major_versions) or, where which one is not read, every installed backend. None where the forwarder's own
+    release is not given."""
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    forward = entry.get("backends")
+    if not isinstance(forward, Mapping):
+        return [(dist, package)]
+    newer = _version_in(version, f">={forward.get('from_version')}")
+    if newer is None:
+        return None
+    if newer is False:
+        return [(dist, package)]
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    installed = [(str(d), listed[d]) for d in forward.get("distributions") or []
+                 if isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True]  # fmt: skip
+    lib = entry.get("backend_runtime_library")
+    if not isinstance(lib, Mapping) or _local_build(version, package) is not None:
+        return installed
+    if _version_in(version, str(lib.get("torch_major_versions"))) is True:
+        torch = listed.get("torch")
+        major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+        own = [(d, p) for d, p in installed if major is not None and d.endswith(f"-cu{major}")]
+        return own or installed
+    if _version_in(version, str(lib.get("forwarder_versions"))) is True:
+        first = [str(d) for d in lib.get("unless_installed") or ()]
+        taken = [(d, p) for d, p in installed if d in first]
+        return taken[:1] or [(d, p) for d, p in installed if d == lib.get("distribution")] or installed
+    return installed
+
+
+def _api_floor_result(
+    check: str,
+    api: Mapping[str, Any],
+    entry: Mapping[str, Any],
+    package: Mapping[str, Any],
+    dist: str,
+    facts: Mapping[str, Any],
+    subject: str,
+    sglang_version: str | None,
+) -> CheckResult | None:
+    """The SGLang releases (`sglang_versions`) whose import of the module needs a name its releases before
+    `min_version` lack (preflight.json `api_floor`; ifc52: SGLang 0.5.15+ import nixl_thread_sync_t from nixl._api,
+    which nixl ships from 1.2.0; an older one raises ImportError when the KV manager starts): fail where the module
+    the import takes (_api_modules) is older, unknown where which one, its release or SGLang's is not known; None
+    (judged on) where every module it may take is new enough or the release does not import the name."""
+    applies = _version_in(sglang_version, str(api.get("sglang_versions")))
+    if applies is False:
+        return None
+    floor = str(api.get("min_version"))
+    source = api.get("source")
+    modules = _api_modules(entry, package, dist, facts)
+    if modules is not None and not modules:
+        return None  # no backend installed: the `backends` item judges it
+    found = (", ".join(f"{d} {p.get('version')}" for d, p in modules) if modules is not None
+             else f"{dist} (its version not given)")  # fmt: skip
+    required = f"{entry.get('module')} from a release >= {floor}"
+    fits = [_version_in(p.get("version") if isinstance(p.get("version"), str) else None, f">={floor}")
+            for _, p in modules or ()]  # fmt: skip
+    if modules is not None and all(f is True for f in fits):
+        return None
+    msg = str(api.get("message")).replace("{found}", found).replace("{floor}", floor)
+    if modules and all(f is False for f in fits) and applies is True:
+        return CheckResult(check, "fail", f"{found} installed", required, msg, source, subject)
+    why = ("SGLang's release is not given" if applies is None else
+           "which one the import takes is not read" if modules is not None and False in fits else
+           "the installed release is not given")  # fmt: skip
+    return CheckResult(check, "unknown", f"{found} installed", required, f"{msg} (not settled: {why})", source,
+                       subject)  # fmt: skip
 
 
 def _floor_fits(package: Mapping[str, Any], floor: object) -> bool | None:

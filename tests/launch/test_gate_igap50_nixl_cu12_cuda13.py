@@ -34,7 +34,8 @@ def _gate(
     `cu12` (default 0.7.1 installed), nixl-cu13 `cu13` (default not installed; {} drops it from the list) and
     cuda_libs `libs` (a key left out: not looked for)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    facts = release_box(tmp_path, "0.5.23", "9.0")
+    # SGLang 0.5.14: 0.5.15+ also need nixl's Python API of 1.2.0 (ifc52's api_floor), which these releases predate
+    facts = release_box(tmp_path, "0.5.14", "9.0")
     doc = json.loads(facts.read_text())
     packages = doc["facts"]["packages"]
     if torch_cuda:

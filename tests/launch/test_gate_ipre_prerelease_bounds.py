@@ -21,7 +21,8 @@ MISSING = {"installed": False}
 
 
 def _nixl_check(tmp_path: Path, nixl: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    facts = release_box(tmp_path, "0.5.23", "9.0")
+    # SGLang 0.5.14: 0.5.15+ also need nixl's Python API of 1.2.0 (ifc52's api_floor), which these releases predate
+    facts = release_box(tmp_path, "0.5.14", "9.0")
     doc = json.loads(facts.read_text())
     packages = doc["facts"]["packages"]
     packages.update({"nixl": {"installed": True, "version": nixl}, "nixl-cu12": MISSING, "nixl-cu13": MISSING,

@@ -75,7 +75,8 @@ def test_nixl_backend_wheel_alone_is_not_nixl(tmp_path: Path) -> None:
 )
 def test_nixl_installed_allowed(tmp_path: Path, nixl: Any, cu12: Any, cu13: Any) -> None:
     packages = {"nixl": nixl, "nixl-cu12": cu12, "nixl-cu13": cu13, "mooncake-transfer-engine": MISSING}
-    check = _check(_gate(tmp_path, "0.5.23", packages, *NIXL))
+    # SGLang 0.5.14: 0.5.15+ also need nixl's Python API of 1.2.0 (ifc52's api_floor), which these releases predate
+    check = _check(_gate(tmp_path, "0.5.14", packages, *NIXL))
     assert check is not None and check["status"] == "ok", check
     assert check["observed"] == "nixl installed"
 
@@ -97,7 +98,8 @@ def test_nixl_meta_without_its_cuda_wheel_refused(tmp_path: Path) -> None:
     ],
 )
 def test_nixl_meta_unread_is_unknown(tmp_path: Path, packages: dict[str, dict[str, Any] | None]) -> None:
-    check = _check(_gate(tmp_path, "0.5.23", packages, *NIXL))
+    # SGLang 0.5.14: 0.5.15+ also need nixl's Python API of 1.2.0 (ifc52's api_floor), which these releases predate
+    check = _check(_gate(tmp_path, "0.5.14", packages, *NIXL))
     assert check is not None and check["status"] == "unknown", check
 
 

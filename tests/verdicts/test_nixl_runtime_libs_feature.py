@@ -44,6 +44,8 @@ def _box(cu12: str | None, cu13: bool | None, torch_cuda: str, cudart12: str | b
     and the loader's libcudart.so.12 `cudart12` (a path: found; None: looked for, not found; False: not looked for)."""
     facts = json.loads(BOX.read_text(encoding="utf-8"))["facts"]
     packages = facts["packages"]
+    # SGLang 0.5.14: 0.5.15+ also need nixl's Python API of 1.2.0 (ifc52's api_floor), which these releases predate
+    packages["sglang"].update(version="0.5.14", dist_version="0.5.14")
     packages["nixl"] = {"installed": True, "version": "0.7.1"}
     packages["nixl-cu12"] = {"installed": True, "version": cu12} if cu12 else {"installed": False}
     packages.pop("nixl-cu13", None)
