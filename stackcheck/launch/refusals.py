@@ -1477,7 +1477,34 @@ def _entry_free_values(
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
             values.setdefault(spec["fact"], d.env.get(spec["name"], False) if reads else bool(spec.get("default")))
+    # igap51: --dwdp-size above 1 turns DP attention on before the checks read it (0.5.17-0.5.21 enable_dp_attention
+    # and dp_size = dwdp_size, 0.5.22-0.5.23 attn_dp_size = dwdp_size; launch.json refusals.auto.dwdp)
+    dwdp = _dwdp_sets_dp_attention(d, declared, mapping, version)
+    if dwdp is not False:
+        for fact in ("dp_attention", "attention_dp_any", "attention_dp_groups"):
+            if dwdp is True or values.get(fact) is False:
+                values[fact] = dwdp
     return values
+
+
+def _dwdp_sets_dp_attention(d: Derived, declared: set[str] | None, mapping: Mapping[str, Any], version: str) -> Any:
+    """Whether --dwdp-size turns DP attention on in this release (launch.json refusals.auto.dwdp: the releases whose
+    argument handling does so where the size is above 1): True or False; unknown where the size is no whole number, or
+    where the release is in no range the entry lists as read (a release newer than the data)."""
+    raw = option_value(d.sglang_args, ("--dwdp-size",), declared)
+    if raw is None:
+        return False
+    size = _whole(raw)
+    if size is None:
+        return _UNKNOWN
+    if size <= 1:
+        return False
+    spec = ((mapping.get("refusals") or {}).get("auto") or {}).get("dwdp") or {}
+    sets = _version_in(version, str(spec.get("versions", "")))
+    if sets is True:
+        return True
+    read = _version_in(version, str(spec.get("read", "")))
+    return False if read is True else _UNKNOWN
 
 
 # the flags with which SGLang sets the MoE all-to-all backend (and DP attention) itself: waterfill (deepep), prefill
