@@ -202,7 +202,7 @@ def run_for_gate(
         got = check_transfer_package("transfer_backend", backend, subject, facts, data, sglang_version)
         if got is not None:
             pre.results.append(got)
-    if gate.option_values(args, ("--enable-hierarchical-cache",), flags):
+    if gate.option_values(args, ("--enable-hierarchical-cache", "--enable-hicache"), flags):  # (0.5.23's alias)
         storage = gate.option_value(args, ("--hicache-storage-backend",), flags)
         subject = f"--hicache-storage-backend {storage}"
         got = check_transfer_package("storage_backend", storage, subject, facts, data, sglang_version)

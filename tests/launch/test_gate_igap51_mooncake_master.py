@@ -125,3 +125,11 @@ def test_an_empty_config_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, r
 def test_the_environment_is_not_this_tests_own() -> None:
     for name in NAMES:
         assert name not in os.environ
+
+
+def test_the_hicache_alias_of_0_5_23(tmp_path: Path) -> None:
+    # --enable-hicache is 0.5.23's alias of --enable-hierarchical-cache (before: the store was not judged)
+    flags = ("--enable-hicache", "--hicache-storage-backend", "mooncake")
+    doc = gate_checkpoint(tmp_path, "0.5.23", "9.0", LLAMA3, *flags)
+    check = _check(doc)
+    assert check is not None and check["status"] == "fail", check
