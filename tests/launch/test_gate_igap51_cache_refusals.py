@@ -133,3 +133,25 @@ def test_dwdp_values(release: str) -> None:
 def test_dwdp_in_a_release_newer_than_the_data_is_unknown() -> None:
     got = _values("0.5.99", "--dwdp-size", "2")
     assert got["attention_dp_any"] is not False and got["attention_dp_any"] is not True
+
+
+@pytest.mark.parametrize(
+    ("flags", "status"),
+    [
+        (("--dwdp-size", "4"), "blocked"),  # --tp 2
+        (("--dwdp-size", "2", "--enable-eplb"), "blocked"),
+        (("--dwdp-size", "2", "--speculative-algorithm", "NGRAM"), "blocked"),
+        (("--dwdp-size", "2", "--enable-two-batch-overlap"), "blocked"),
+        (("--dwdp-size", "2", "--disaggregation-mode", "decode"), "blocked"),
+        (("--dwdp-size", "2", "--pp-size", "2"), "blocked"),
+        (("--dwdp-size", "2"), None),
+        (("--dwdp-size", "1", "--enable-eplb"), None),
+        (("--dwdp-size", "2", "--disaggregation-mode", "prefill"), None),
+    ],
+)
+def test_dwdp_assertions(tmp_path: Path, flags: tuple[str, ...], status: str | None) -> None:
+    # fails before: no such rule
+    for release in ("0.5.17", "0.5.23"):
+        refusal = _refusal(_gate(tmp_path / release, release, *flags), "dwdp-constraints")
+        assert (refusal or {}).get("status") == status, (release, refusal)
+    assert _refusal(_gate(tmp_path / "0.5.16", "0.5.16", "--dwdp-size", "4"), "dwdp-constraints") is None

@@ -42,6 +42,8 @@ CHECK_TEXT = {
     "int8-mamba-checkpoint-hierarchical-cache": '"--enable-hierarchical-cache: the host-offload path "',
     "lmcache-int8-mamba-checkpoint": "LMCache is not int8-aware",
     "nvfp4-kv-sm100-host-cache": "hierarchical KV cache or LMCache because their host pools",
+    # igap51: the DWDP handler's assertions (0.5.17 on)
+    "dwdp-constraints": "must equal tp_size (",
     "trtllm-mha-topk-one": "trtllm_mha backend only supports topk = 1",
     "standalone-dp-attention": "standalone speculative decoding does not support dp attention",
     "ngram-dp-attention": "ngram speculative decoding does not support dp attention",
