@@ -202,7 +202,11 @@ def run_for_gate(
         got = check_transfer_package("transfer_backend", backend, subject, facts, data, sglang_version)
         if got is not None:
             pre.results.append(got)
-    if gate.option_values(args, ("--enable-hierarchical-cache", "--enable-hicache"), flags):  # (0.5.23's alias)
+    # (--enable-hicache: 0.5.23's alias; a PD decode server with --disaggregation-decode-enable-offload-kvcache builds
+    # the same HiCacheController with the storage backend as its scheduler starts, 0.5.3-0.5.23: scheduler.py 0.5.3
+    # :808-812, disaggregation/decode_kvcache_offload_manager.py 0.5.3 :63-72, 0.5.23 :108; igap51)
+    offload = mode == "decode" and gate.option_values(args, ("--disaggregation-decode-enable-offload-kvcache",), flags)
+    if offload or gate.option_values(args, ("--enable-hierarchical-cache", "--enable-hicache"), flags):
         storage = gate.option_value(args, ("--hicache-storage-backend",), flags)
         subject = f"--hicache-storage-backend {storage}"
         got = check_transfer_package("storage_backend", storage, subject, facts, data, sglang_version)

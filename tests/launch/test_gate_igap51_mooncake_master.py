@@ -133,3 +133,17 @@ def test_the_hicache_alias_of_0_5_23(tmp_path: Path) -> None:
     doc = gate_checkpoint(tmp_path, "0.5.23", "9.0", LLAMA3, *flags)
     check = _check(doc)
     assert check is not None and check["status"] == "fail", check
+
+
+@pytest.mark.parametrize("release", ["0.5.3", "0.5.12", "0.5.23"])
+def test_a_decode_server_offloading_to_the_store(tmp_path: Path, release: str) -> None:
+    # a PD decode server with --disaggregation-decode-enable-offload-kvcache builds the HiCache controller with the
+    # storage backend at start (before: not judged without --enable-hierarchical-cache)
+    flags = ("--disaggregation-mode", "decode", "--disaggregation-decode-enable-offload-kvcache",
+             "--hicache-storage-backend", "mooncake")  # fmt: skip
+    check = _check(gate_checkpoint(tmp_path, release, "9.0", LLAMA3, *flags))
+    assert check is not None and check["status"] == "fail", check
+    (tmp_path / "p").mkdir()
+    prefill = _check(gate_checkpoint(tmp_path / "p", release, "9.0", LLAMA3, "--disaggregation-mode", "prefill",
+                                     "--hicache-storage-backend", "mooncake"))  # fmt: skip
+    assert prefill is None
