@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from stackcheck.errors import UsageError
 from stackcheck.launch import usage as _usage
@@ -202,7 +202,11 @@ def run_for_gate(
         got = check_transfer_package("transfer_backend", backend, subject, facts, data, sglang_version)
         if got is not None:
             pre.results.append(got)
-    if gate.option_values(args, ("--enable-hierarchical-cache",), flags):
+    # (--enable-hicache: 0.5.23's alias; a PD decode server with --disaggregation-decode-enable-offload-kvcache builds
+    # the same HiCacheController with the storage backend as its scheduler starts, 0.5.3-0.5.23: scheduler.py 0.5.3
+    # :808-812, disaggregation/decode_kvcache_offload_manager.py 0.5.3 :63-72, 0.5.23 :108; igap51)
+    offload = mode == "decode" and gate.option_values(args, ("--disaggregation-decode-enable-offload-kvcache",), flags)
+    if offload or gate.option_values(args, ("--enable-hierarchical-cache", "--enable-hicache"), flags):
         storage = gate.option_value(args, ("--hicache-storage-backend",), flags)
         subject = f"--hicache-storage-backend {storage}"
         got = check_transfer_package("storage_backend", storage, subject, facts, data, sglang_version)
@@ -210,7 +214,11 @@ def run_for_gate(
             pre.results.append(got)
         # the configuration that backend reads as it is built (the Mooncake store: extra config or environment)
         extra = gate.option_value(args, ("--hicache-storage-backend-extra-config",), flags)
-        config = check_storage_config(storage, extra if isinstance(extra, str) else None, env, data, sglang_version)
+        live = not getattr(opts, "facts_file", None) and root_view is None and image_view is None
+        reader = _storage_config_reader(inputs.view, inputs.cwd_unknown is None and inputs.cwd, live)
+        config = check_storage_config(
+            storage, extra if isinstance(extra, str) else None, env, data, sglang_version, reader
+        )
         if config is not None:
             pre.results.append(config)
     # the quantization method's own package (humming-kernels, bitsandbytes): --quantization as the command gives it,
@@ -1206,3 +1214,41 @@ def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any])
         out["draft_mla"] = draft.mla
     shape(draft, "draft_")
     return out
+
+
+def _storage_config_reader(view: Any, cwd: str | bool, live: bool) -> Callable[[str], tuple[str, Any]]:
+    """The reader check_storage_config takes for the file a storage backend's configuration variable names
+    (SGLANG_HICACHE_MOONCAKE_CONFIG_PATH): ("read", the parsed JSON) through the box's view, ("missing", why) where the
+    server would fail to open or parse it (a file absent on the live host, not JSON), ("unread", why) where it was not
+    read (a relative path in a directory not known, a file not found under --facts / --root / --image, which the box's
+    own filesystem or a volume may hold, a file over 1 MiB)."""
+
+    def read(path: str) -> tuple[str, Any]:
+        import json
+        import posixpath
+
+        if not path.startswith("/"):
+            if not isinstance(cwd, str) or not cwd:
+                return ("unread", f"the relative path {path!r} is the server's directory's, which is not known")
+            path = posixpath.join(cwd, path)
+        try:
+            st = view.stat(path)
+        except OSError:
+            st = None
+        if st is None:
+            if live:
+                return ("missing", f"{path} does not exist (open fails: RuntimeError 'Failed to load config')")
+            return ("unread", f"{path} is not on the filesystem the gate reads (the box the facts describe, or a "
+                    "volume mounted at start, may hold it)")  # fmt: skip
+        try:
+            raw = view.read_bytes(path, 1 << 20)
+        except OSError as exc:
+            return ("unread", f"{path} could not be read ({exc.strerror or exc})")
+        if len(raw) >= 1 << 20:
+            return ("unread", f"{path} is over 1 MiB (not read)")
+        try:
+            return ("read", json.loads(raw.decode("utf-8")))
+        except ValueError:
+            return ("missing", f"{path} is not JSON (json.load raises: RuntimeError 'Failed to load config')")
+
+    return read

@@ -1477,7 +1477,66 @@ def _entry_free_values(
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
             values.setdefault(spec["fact"], d.env.get(spec["name"], False) if reads else bool(spec.get("default")))
+    # igap51: --dwdp-size above 1 turns DP attention on before the checks read it (0.5.17-0.5.21 enable_dp_attention
+    # and dp_size = dwdp_size, 0.5.22-0.5.23 attn_dp_size = dwdp_size; launch.json refusals.auto.dwdp)
+    dwdp = _dwdp_sets_dp_attention(d, declared, mapping, version)
+    if dwdp is not False:
+        for fact in ("dp_attention", "attention_dp_any", "attention_dp_groups"):
+            if dwdp is True or values.get(fact) is False:
+                values[fact] = dwdp
+    values["dwdp_conflicts"] = _dwdp_conflicts(d, declared, values)
     return values
+
+
+def _dwdp_conflicts(d: Derived, declared: set[str] | None, values: Mapping[str, Any]) -> _Judged:
+    """What SGLang's DWDP handler asserts against where --dwdp-size is above 1 (launch.json refusal dwdp-constraints):
+    a size other than --tp-size, --disaggregation-mode decode, --enable-eplb, a speculative algorithm, --pp-size above
+    1, --enable-two-batch-overlap; holds None where the size or --pp-size is no whole number."""
+    raw = option_value(d.sglang_args, ("--dwdp-size",), declared)
+    size = None if raw is None else _whole(raw)
+    if raw is None or (size is not None and size <= 1):
+        return _Judged(False, "DWDP off")
+    if size is None:
+        return _Judged(None, f"--dwdp-size {raw!r}", missing="the DWDP size, which is no whole number")
+    tp_opt = d.options.get("--tp-size")
+    tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) else 1
+    given = values.get("flags_given")
+    algorithm = values.get("speculative_algorithm")
+    found = [
+        *([f"--dwdp-size {size} with --tp-size {tp}"] if size != tp else []),
+        *(["--disaggregation-mode decode"] if values.get("disaggregation_mode") == "decode" else []),
+        *(["--enable-eplb"] if isinstance(given, _GivenFlags) and "--enable-eplb" in given else []),
+        *([f"--speculative-algorithm {algorithm}"] if isinstance(algorithm, str) and algorithm else []),
+        *([f"--pp-size {values['pp_size']}"] if isinstance(values.get("pp_size"), int) and values["pp_size"] > 1
+          else []),
+        *(["--enable-two-batch-overlap"] if isinstance(given, _GivenFlags) and "--enable-two-batch-overlap" in given
+          else []),
+    ]  # fmt: skip
+    if found:
+        return _Judged(True, "; ".join(found))
+    if values.get("pp_size") is _UNKNOWN:
+        return _Judged(None, "--pp-size not read", missing="the pipeline-parallel size, which is no whole number")
+    return _Judged(False, f"--dwdp-size {size} with --tp-size {tp}")
+
+
+def _dwdp_sets_dp_attention(d: Derived, declared: set[str] | None, mapping: Mapping[str, Any], version: str) -> Any:
+    """Whether --dwdp-size turns DP attention on in this release (launch.json refusals.auto.dwdp: the releases whose
+    argument handling does so where the size is above 1): True or False; unknown where the size is no whole number, or
+    where the release is in no range the entry lists as read (a release newer than the data)."""
+    raw = option_value(d.sglang_args, ("--dwdp-size",), declared)
+    if raw is None:
+        return False
+    size = _whole(raw)
+    if size is None:
+        return _UNKNOWN
+    if size <= 1:
+        return False
+    spec = ((mapping.get("refusals") or {}).get("auto") or {}).get("dwdp") or {}
+    sets = _version_in(version, str(spec.get("versions", "")))
+    if sets is True:
+        return True
+    read = _version_in(version, str(spec.get("read", "")))
+    return False if read is True else _UNKNOWN
 
 
 # the flags with which SGLang sets the MoE all-to-all backend (and DP attention) itself: waterfill (deepep), prefill

@@ -9,7 +9,7 @@ it (a hand-written or older report) leaves the check unknown. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from stackcheck.digits import whole_number
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -17,6 +17,8 @@ from stackcheck.verdicts.check_result import CheckResult
 
 if TYPE_CHECKING:
     from typing import Any
+
+    from stackcheck.verdicts.check_result import Status
 
 CHECK = "moe-a2a-package"
 QUANT_CHECK = "quant-package"
@@ -1009,11 +1011,16 @@ def check_storage_config(
     env: Mapping[str, str],
     data: Mapping[str, Any],
     sglang_version: str | None,
+    read_config_file: Callable[[str], tuple[str, Any]] | None = None,
 ) -> CheckResult | None:
     """Whether a HiCache storage backend finds the configuration it reads as it is built (preflight.json
-    storage_configs): `extra_config` the --hicache-storage-backend-extra-config text as given (None: not given),
-    `env` the server's environment. None where no entry names the backend or the release is outside its range;
-    unknown where the release is not known or the extra config is not a JSON object the check can read."""
+    storage_configs), in the order the release reads it: --hicache-storage-backend-extra-config (`extra_config`, the
+    text as given; None: not given) naming one of `extra_config_keys`, else the file the entry's `config_file_env`
+    names (read by `read_config_file`, handed in by the launch layer: ("read", the parsed JSON), ("missing", why) for a
+    file the release would fail to open, ("unread", why) for one not read here), else `env_any` in `env` (the
+    server's environment; `empty_is_unset`: the release reads the variable with os.getenv, so an empty value is none).
+    None where no entry names the backend or the release is outside its range; unknown where the release is not known,
+    the extra config is not a JSON object the check can read, or a value the release reads was not read."""
     table = data.get("storage_configs")
     spec: Mapping[str, Any] = table if isinstance(table, Mapping) else {}
     entries = [e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get("storage_backend") == storage]
@@ -1024,14 +1031,20 @@ def check_storage_config(
     subject = f"--hicache-storage-backend {storage}"
     keys = [str(k) for k in entry.get("extra_config_keys") or []]
     names = [str(n) for n in entry.get("env_any") or []]
+    file_env = entry.get("config_file_env")
+    file_keys = entry.get("config_file_keys")
+    empty_unset = entry.get("empty_is_unset") is True
     source = entry.get("source")
-    required = f"one of {', '.join(names)} set, or --hicache-storage-backend-extra-config with {' or '.join(keys)}"
-    given = [n for n in names if n in env]
-    if given:
-        return CheckResult(STORAGE_CONFIG_CHECK, "ok", f"{given[0]} set", required,
-                           f"{subject}: its configuration is named by {given[0]} (what it names is not read)", source,
-                           subject)  # fmt: skip
-    if extra_config is not None:
+    places = [*([f"--hicache-storage-backend-extra-config with {' or '.join(keys)}"] if keys else []),
+              *([f"{file_env} naming a JSON file with {' or '.join(str(k) for k in file_keys or keys)}"]
+                if isinstance(file_env, str) else []),
+              f"{' or '.join(names)} set{' (not empty)' if empty_unset else ''}"]  # fmt: skip
+    required = "one of: " + "; ".join(places)
+
+    def result(status: Status, observed: str, message: str) -> CheckResult:
+        return CheckResult(STORAGE_CONFIG_CHECK, status, observed, required, f"{subject}: {message}", source, subject)
+
+    if extra_config and keys:  # (an empty text is no extra config: the release parses only a non-empty one)
         import json
 
         try:
@@ -1039,22 +1052,43 @@ def check_storage_config(
         except ValueError:
             parsed = None
         if not isinstance(parsed, dict):
-            return CheckResult(STORAGE_CONFIG_CHECK, "unknown", "--hicache-storage-backend-extra-config not read",
-                               required, f"{subject}: the extra config is not a JSON object this check reads (a file "
-                               "or other text): whether it names the store is not known", source, subject)  # fmt: skip
+            return result("unknown", "--hicache-storage-backend-extra-config not read", "the extra config is not a "
+                          "JSON object this check reads (a file or other text): whether it names the store is not "
+                          "known")  # fmt: skip
         if any(parsed.get(k) is not None for k in keys):
-            return CheckResult(STORAGE_CONFIG_CHECK, "ok", "extra config names the store", required,
-                               f"{subject}: --hicache-storage-backend-extra-config names the store", source,
-                               subject)  # fmt: skip
-    if _version_in(sglang_version, str(entry.get("versions", ""))) is not True:
-        return CheckResult(
-            STORAGE_CONFIG_CHECK,
-            "unknown",
-            "no configuration given",
-            required,
-            f"{subject}: SGLang's release is not known; {entry.get('message')}",
-            source,
-            subject,
+            return result(
+                "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
+            )
+    known = _version_in(sglang_version, str(entry.get("versions", ""))) is True
+    if not known:
+        return result("unknown", "no configuration given", f"SGLang's release is not known; {entry.get('message')}")
+    if isinstance(file_env, str) and file_env in env and (env[file_env] or not empty_unset):
+        path = env[file_env]
+        how, got = read_config_file(path) if read_config_file is not None and path else ("missing", "an empty path")
+        wanted = [str(k) for k in file_keys] if isinstance(file_keys, list) else keys
+        if how == "read" and isinstance(got, dict) and any(k in got for k in wanted):
+            if isinstance(file_keys, list) or any(got.get(k) is not None for k in wanted):
+                return result("ok", f"{file_env} names a file with {' or '.join(k for k in wanted if k in got)}",
+                              f"the store is named by the file {file_env} names")  # fmt: skip
+        if how == "unread" or (how == "read" and not isinstance(file_keys, list)):
+            why = got if how == "unread" else f"it holds no {' or '.join(wanted)} and this release does not check it"
+            return result("unknown", f"{file_env} file not read", f"SGLang {sglang_version} reads the store's "
+                          f"configuration from the file {file_env} names ({path!r}), not from the environment: "
+                          f"{why}, so whether it names the store is not known")  # fmt: skip
+        found = got if how == "missing" else f"it holds no {' or '.join(wanted)}"
+        return result(
+            "fail",
+            f"{file_env}={path!r}: {found}",
+            f"SGLang {sglang_version} reads the store's "
+            f"configuration from the file {file_env} names ({path!r}) and raises as HiCache builds its "
+            f"storage backend at startup: {found}. Give the file {' or '.join(wanted)}, or leave {file_env} unset",
         )
-    return CheckResult(STORAGE_CONFIG_CHECK, "fail", "no configuration given", required, str(entry.get("message")),
-                       source, subject)  # fmt: skip
+    given = [n for n in names if n in env and (env[n] or not empty_unset)]
+    if given:
+        if any(env[n].strip() for n in given):
+            return result("ok", f"{given[0]} set", f"its configuration is named by {given[0]} (the master it names "
+                          "is not reached here)")  # fmt: skip
+        return result("unknown", f"{given[0]} set but empty", f"{given[0]} is set to an empty value, which SGLang "
+                      f"{sglang_version} takes as set (it reads is_set, the name in os.environ) and hands to "
+                      "Mooncake's setup as the address: what Mooncake does with it was not read")  # fmt: skip
+    return result("fail", "no configuration given", str(entry.get("message")))

@@ -35,6 +35,15 @@ CHECK_TEXT = {
     "lmcache-disaggregation": "LMCacheUnifiedRadixCache currently supports colocated",
     # the unified memory pool's assertion: 0.5.15-0.5.20 with the hierarchical cache (CHECK_TEXT_ALSO: 0.5.21 on)
     "lmcache-unified-memory": "host-tiered KV cache (--enable-hierarchical-cache / --enable-lmcache)",
+    # igap51: the same assertion with the hierarchical cache (0.5.15-0.5.20; 0.5.21 on assert LMCache alone), the
+    # int8 mamba checkpoint's raises (the hierarchical cache 0.5.14 on, LMCache 0.5.21 on) and the NVFP4 KV cache's
+    # host-pool raise on SM100 with trtllm_mha (0.5.21 on)
+    "unified-memory-hierarchical-cache": "host-tiered KV cache (--enable-hierarchical-cache / --enable-lmcache)",
+    "int8-mamba-checkpoint-hierarchical-cache": '"--enable-hierarchical-cache: the host-offload path "',
+    "lmcache-int8-mamba-checkpoint": "LMCache is not int8-aware",
+    "nvfp4-kv-sm100-host-cache": "hierarchical KV cache or LMCache because their host pools",
+    # igap51: the DWDP handler's assertions (0.5.17 on)
+    "dwdp-constraints": "must equal tp_size (",
     "trtllm-mha-topk-one": "trtllm_mha backend only supports topk = 1",
     "standalone-dp-attention": "standalone speculative decoding does not support dp attention",
     "ngram-dp-attention": "ngram speculative decoding does not support dp attention",
