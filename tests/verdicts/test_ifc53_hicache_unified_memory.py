@@ -84,3 +84,9 @@ def test_gpus_with_their_own_memory_keep_hicache(tmp_path: Path, name: str, cc: 
     doc = _gate(facts, model_dir(tmp_path, "llama3", LLAMA3), "--enable-hierarchical-cache")
     assert _refusal(doc) is None
     assert doc["decision"] == "allow"
+
+
+def test_the_0_5_23_alias_counts(tmp_path: Path) -> None:
+    doc = _gate(_gb10(tmp_path, "0.5.23"), model_dir(tmp_path, "llama3", LLAMA3), "--enable-hicache")
+    assert doc["decision"] == "refuse"
+    assert _refusal(doc) is not None
