@@ -62,7 +62,7 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "51": ("fe036d1a74fe1da830f2a41c8b3e15d90a5fdb8d", None),  # drawn in the tree of fe036d1a (the draw commit's
     # parent) with the script as committed (population u 1,140: a uniform draw, nothing drawn before left out)
     "53": ("fd70b9a084aa11ead9ac8cd6df8c11710858f740", None),  # drawn in the tree of fd70b9a0 (the draw commit's
-    # parent) with the script as committed (population g 984: the gate's allows, a uniform draw; about 5 min shared)
+    # parent) with the script as committed (population g 984: the gate's allows, a uniform draw; 5.5-11.5 min shared)
 }
 DEFAULT = ("27",)
 
