@@ -1137,6 +1137,9 @@ def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
     return xqa.pop() if len(xqa) == 1 else _UNKNOWN
 
 
+_HICACHE_POOL_BOUNDS = ("--hicache-size", "--hicache-ratio", "--mem-fraction-static", "--max-total-tokens")
+
+
 def launch_values(
     d: Derived,
     mapping: Mapping[str, Any],
@@ -1396,6 +1399,10 @@ def _entry_free_values(
     # DeepSeek MLA forward's DCP decode (it unpacks an LSE the decode backend must return)
     values["mla_dcp_decode_backend"] = _decode_side(values)
     values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
+    # ifc53: whether a flag given bounds HiCache's host pool or the device pool it is sized from (--hicache-size,
+    # --hicache-ratio, --mem-fraction-static, --max-total-tokens), for the rule on the host pool of a GPU whose memory
+    # is the host's (GB10): without one, SGLang asks for twice the device pool in host memory
+    values["hicache_host_pool_bounded"] = any(flag in values["flags_given"] for flag in _HICACHE_POOL_BOUNDS)
     # igap49: --hicache-host-memory-mode as given (None: not given, SGLang's default cache) and whether attention runs
     # in more than one data-parallel group (SGLang 0.5.22-0.5.23's attn_dp_enabled), for the rules on what SGLang's
     # argument checks refuse beside --enable-lmcache

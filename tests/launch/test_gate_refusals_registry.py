@@ -33,6 +33,8 @@ CHECK_TEXT = {
     "lmcache-streaming-session": "LMCacheUnifiedRadixCache does not yet support streaming sessions",
     "lmcache-hicache-buffer-only": "--hicache-host-memory-mode=buffer_only is a HiCache-only mode",
     "lmcache-disaggregation": "LMCacheUnifiedRadixCache currently supports colocated",
+    # ifc53: HiCache's host pool checked against the host's available memory as it is built (CHECK_FILE)
+    "hicache-unified-memory-host-pool": "Not enough host memory available. Requesting",
     # the unified memory pool's assertion: 0.5.15-0.5.20 with the hierarchical cache (CHECK_TEXT_ALSO: 0.5.21 on)
     "lmcache-unified-memory": "host-tiered KV cache (--enable-hierarchical-cache / --enable-lmcache)",
     # igap51: the same assertion with the hierarchical cache (0.5.15-0.5.20; 0.5.21 on assert LMCache alone), the
@@ -271,6 +273,10 @@ TRTLLM_QUANT_RULES = (
 )  # fmt: skip
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
+    "hicache-unified-memory-host-pool": (
+        "sglang/srt/mem_cache/memory_pool_host.py",
+        "sglang/srt/mem_cache/pool_host/base.py",
+    ),
     "quark-int4fp8-moe-cuda": "sglang/srt/layers/quantization/quark_int4fp8_moe.py",
     "quant-act-dtype-float16-only": "sglang/srt/model_loader/loader.py",
     "quant-act-dtype-float16-only-no-marlin": "sglang/srt/layers/quantization/marlin_utils.py",
