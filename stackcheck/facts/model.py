@@ -240,10 +240,33 @@ def _reject_constant(value: str) -> Any:
     raise ValueError(f"non-standard JSON constant {value}")
 
 
+class _DuplicateKey(Exception):
+    """A key given twice in one JSON object (raised by _unique_keys, out of the C scanner)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """One JSON object's pairs as a dict, refusing a key given twice (json keeps the last one silently, so a
+    hand-merged facts file was judged on whichever section came last: irobust5). ~20 us per 12 kB document."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
 def parse_json_text(text: str, origin: str) -> Any:
-    """Parse JSON strictly (no NaN/Infinity), turning every failure into a one-line BadInputError."""
+    """Parse JSON strictly (no NaN/Infinity, no key twice in one object), turning every failure into a one-line
+    BadInputError."""
     try:
-        return lean_json.loads(text, parse_constant=_reject_constant)
+        return lean_json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise BadInputError(
+            f"{origin}: duplicate key {exc.args[0]!r} in one object: JSON would keep only the "
+            "last; remove or merge the other"
+        ) from None
     except ValueError as exc:
         if lean_json.is_decode_error(exc):  # (json.JSONDecodeError)
             raise BadInputError(
