@@ -257,11 +257,36 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+#: how deep a facts document may nest (a probed report is under 12 levels): the readers after the parse walk it
+#: recursively, and one nested a few hundred deep ended in RecursionError, an internal error (exit 4: irobust5)
+MAX_DEPTH = 200
+
+
+def _deeper_than(doc: Any, limit: int) -> bool:
+    """Whether `doc` nests more than `limit` containers deep (level by level, no recursion)."""
+    level, depth = [doc], 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        level = [
+            v
+            for x in level
+            for v in (x.values() if type(x) is dict else x if type(x) is list else ())
+            if type(v) is dict or type(v) is list
+        ]
+    return False
+
+
 def parse_json_text(text: str, origin: str) -> Any:
-    """Parse JSON strictly (no NaN/Infinity, no key twice in one object), turning every failure into a one-line
-    BadInputError."""
+    """Parse JSON strictly (no NaN/Infinity, no key twice in one object, at most MAX_DEPTH levels), turning every
+    failure into a one-line BadInputError."""
     try:
-        return lean_json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        doc = lean_json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        # (a document with fewer brackets than the limit cannot nest deeper: the walk is skipped)
+        if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(doc, MAX_DEPTH):
+            raise RecursionError
+        return doc
     except _DuplicateKey as exc:
         raise BadInputError(
             f"{origin}: duplicate key {exc.args[0]!r} in one object: JSON would keep only the "
@@ -274,7 +299,7 @@ def parse_json_text(text: str, origin: str) -> Any:
             ) from None
         raise BadInputError(f"{origin}: not valid JSON: {exc}") from None
     except RecursionError:
-        raise BadInputError(f"{origin}: JSON nested too deeply") from None
+        raise BadInputError(f"{origin}: JSON nested too deeply (more than {MAX_DEPTH} levels)") from None
 
 
 MAX_FACTS_BYTES = 64 * 1024 * 1024  # a real report is tens of kilobytes
