@@ -54,3 +54,22 @@ def test_triage_does_not_show_them(tmp_path: Path, fmt: str) -> None:
     proc = run_stackcheck("triage", str(log), "--format", fmt, timeout=120)
     assert proc.returncode == 0 and "out of memory" in proc.stdout, proc.stderr[-300:]
     assert BODY[:16] not in proc.stdout + proc.stderr and AZURE[:16] not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_triage_masks_the_body_lines_of_a_key_in_an_exception_message(tmp_path: Path, fmt: str) -> None:
+    # an exception whose message quotes a key over several lines: each body line was kept (json "message"), since
+    # none of them alone is a secret to the masking (fails before: both body lines in the json document)
+    second = "Kx7Lm2Np9Qr4St6Uv8Wx1Yz3Ab5Cd7Ef9Gh1Ij3Kl5Mn7Op9Qr1St3Uv5Wx7Yz9Ab"
+    log = tmp_path / "server.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/srv/sglang/srt/entrypoints/http_server.py", line 10, in <module>\n'
+        f"ValueError: could not parse key -----BEGIN PRIVATE KEY-----\n{BODY}\n{second}\n-----END PRIVATE KEY-----\n"
+        "after the key\n"
+    )
+    proc = run_stackcheck("triage", str(log), "--format", fmt, timeout=120)
+    assert proc.returncode == 0 and "could not parse key" in proc.stdout, proc.stderr[-300:]
+    assert BODY[:16] not in proc.stdout and second[:16] not in proc.stdout, proc.stdout
+    if fmt == "json":
+        assert "after the key" in proc.stdout
