@@ -2,9 +2,10 @@
 `numactl --cpunodebind=0 CMD`, `srun -N1 CMD`, `chrt -f 50 CMD`, `ionice -c 2 CMD`, `stdbuf -oL CMD`): each execvp's
 the word after its options (and taskset's mask, chrt's priority), so a shell assignment there (`nice A=1 python ...`)
 is looked up as a program and the server never starts ('No such file or directory', exit 127 or the runner's own
-failure). The gate found the Python command after such a word and judged it (irobust5). Read here: where each
-runner's command stands, from the options each one documents, and where that cannot be told (an option not
-listed, whose value may be the next word) whether an assignment word stands before the launch at all.
+failure; setsid, GNU time and flock likewise). The gate found the Python command after such a word and judged it
+(irobust5). Read here: where each runner's command stands, from the options each one documents, and where that
+cannot be told (an option not listed, whose value may be the next word) whether an assignment word stands before the
+launch at all.
 
 Sources (manuals and option tables, read; no code of theirs is here): coreutils nice (getopt "+n:" with
 --adjustment, and the obsolete `-N` adjustment), stdbuf ("+i:o:e:", --input/--output/--error); util-linux
@@ -65,6 +66,16 @@ RUNNERS: dict[str, Runner] = {
         _f("localalloc", "strict", "dump", "dump-nodes", "huge", "touch", "verify", "all", "balancing"),
         0, "sH", _f("show", "hardware"),
     ),
+    # (irobust5, from their manuals) util-linux setsid(1): -c/--ctty, -f/--fork, -w/--wait, then the program; GNU
+    # time(1): getopt "+af:o:pqvV" (-f FORMAT, -o FILE) and their long forms; util-linux flock(1): -w SECONDS and
+    # -E CODE take a value, then the lock FILE and the command (`flock FILE -c STRING` runs a shell string: read as
+    # an option not listed, unknown where an assignment follows)
+    "setsid": Runner("", "cfwhV", _f(), _f("ctty", "fork", "wait", "help", "version")),
+    "time": Runner("fo", "apqvV", _f("format", "output"), _f("append", "portability", "quiet", "verbose", "help",
+                                                              "version")),
+    "flock": Runner("wE", "sxeunoFhV", _f("timeout", "conflict-exit-code"),
+                    _f("shared", "exclusive", "unlock", "nonblock", "nb", "close", "no-fork", "verbose", "help",
+                       "version"), 1),
     "srun": Runner(
         "ABcCdDeGiJLmMnNopqStTwWx", "EhHjklOQsuvVXZ",
         _f("account", "nodes", "ntasks", "cpus-per-task", "gres", "gpus", "gpus-per-node", "gpus-per-task",

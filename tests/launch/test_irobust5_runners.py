@@ -43,7 +43,8 @@ def _problems(line: list[str], mapping: Any) -> list[tuple[str, str]]:
      ["srun", "--mpi", "pmix", "A=1"], ["chrt", "-f", "50", "A=1"], ["chrt", "-r", "-T", "10", "1", "A=1"],
      ["ionice", "-c", "2", "-n", "0", "A=1"], ["ionice", "-c2", "-t", "A=1"], ["stdbuf", "-oL", "-e", "L", "A=1"],
      ["/usr/bin/nice", "taskset", "-c", "0", "A=1"], ["nice", "nohup", "A=1"], ["timeout", "5", "nice", "A=1"],
-     ["docker", "exec", "c", "numactl", "-N", "0", "A=1"]],
+     ["docker", "exec", "c", "numactl", "-N", "0", "A=1"], ["setsid", "-f", "A=1"],
+     ["/usr/bin/time", "-v", "-o", "t.log", "A=1"], ["flock", "-w", "5", "/tmp/lock", "A=1"]],
 )  # fmt: skip
 def test_an_assignment_a_runner_execs_is_refused(prefix: list[str], mapping: Any) -> None:
     # fails before: no A= problem (the python after it judged as the server)
@@ -70,7 +71,8 @@ def test_an_option_not_read_leaves_an_assignment_unknown(mapping: Any) -> None:
     [["nice", "-n", "5"], ["taskset", "-c", "0-7"], ["taskset", "0xff"], ["numactl", "--interleave=all"],
      ["numactl", "-N", "0", "-m", "0"], ["srun", "-N1", "-n1", "--gres=gpu:8"], ["srun", "--export=ALL"],
      ["chrt", "-f", "50"], ["ionice", "-c", "2"], ["stdbuf", "-oL", "-eL"], ["nice", "env", "A=1"],
-     ["taskset", "-c", "0", "env", "-u", "X", "A=1"], ["srun", "--some-new-option", "x"]],
+     ["taskset", "-c", "0", "env", "-u", "X", "A=1"], ["srun", "--some-new-option", "x"], ["setsid", "-w"],
+     ["/usr/bin/time", "-f", "%e"], ["flock", "-n", "/tmp/lock"]],
 )  # fmt: skip
 def test_a_plain_runner_is_passed_over_as_before(prefix: list[str], mapping: Any) -> None:
     got = _problems([*prefix, *LAUNCH, "--served-model-name", "B=2"], mapping)
