@@ -36,16 +36,16 @@ class _Context:
 
     __slots__ = ("object_hook", "object_pairs_hook", "parse_constant", "parse_float", "parse_int", "strict")
 
-    def __init__(self, parse_constant: Callable[[str], Any]) -> None:
+    def __init__(self, parse_constant: Callable[[str], Any], object_pairs_hook: Any = None) -> None:
         self.strict = True
         self.object_hook = None
-        self.object_pairs_hook = None
+        self.object_pairs_hook = object_pairs_hook
         self.parse_float = float
         self.parse_int = int
         self.parse_constant = parse_constant
 
 
-#: the scanner of each parse_constant in use (None: json's default)
+#: the scanner of each (parse_constant, object_pairs_hook) in use (None: json's default)
 _SCANNERS: dict[Any, Any] = {}
 
 
@@ -55,23 +55,29 @@ def _json() -> Any:
     return json
 
 
-def loads(s: str | bytes | bytearray, *, parse_constant: Callable[[str], Any] | None = None) -> Any:
-    """json.loads(s, parse_constant=parse_constant)."""
+def loads(
+    s: str | bytes | bytearray,
+    *,
+    parse_constant: Callable[[str], Any] | None = None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
+    """json.loads(s, parse_constant=parse_constant, object_pairs_hook=object_pairs_hook)."""
     if _c is None:
-        return _json().loads(s, parse_constant=parse_constant)
+        return _json().loads(s, parse_constant=parse_constant, object_pairs_hook=object_pairs_hook)
     if not isinstance(s, str):
         # json.loads decodes bytes as the encoding it detects: plain UTF-8 (json.detect_encoding's answer) where the
         # first two bytes are not NUL and no byte-order mark opens it; anything else goes to json
         if not isinstance(s, (bytes, bytearray)) or len(s) < 4 or not s[0] or not s[1] or s[0] in b"\xef\xfe\xff":
-            return _json().loads(s, parse_constant=parse_constant)
+            return _json().loads(s, parse_constant=parse_constant, object_pairs_hook=object_pairs_hook)
         s = s.decode("utf-8", "surrogatepass")
-    scan = _SCANNERS.get(parse_constant)
+    key = (parse_constant, object_pairs_hook) if object_pairs_hook is not None else parse_constant
+    scan = _SCANNERS.get(key)
     if scan is None:
         try:
-            scan = _c.make_scanner(_Context(parse_constant or _CONSTANTS.__getitem__))
+            scan = _c.make_scanner(_Context(parse_constant or _CONSTANTS.__getitem__, object_pairs_hook))
         except (AttributeError, TypeError):  # (an interpreter whose scanner reads other settings: json's own)
-            return _json().loads(s, parse_constant=parse_constant)
-        _SCANNERS[parse_constant] = scan
+            return _json().loads(s, parse_constant=parse_constant, object_pairs_hook=object_pairs_hook)
+        _SCANNERS[key] = scan
     end = len(s)
     at = 0
     while at < end and s[at] in _SPACE:
@@ -79,11 +85,11 @@ def loads(s: str | bytes | bytearray, *, parse_constant: Callable[[str], Any] | 
     try:
         value, at = scan(s, at)
     except StopIteration:  # (no value where one must begin, or a BOM: json's own error)
-        return _json().loads(s, parse_constant=parse_constant)
+        return _json().loads(s, parse_constant=parse_constant, object_pairs_hook=object_pairs_hook)
     while at < end and s[at] in _SPACE:
         at += 1
     if at != end:  # (extra data after the value: json's own error)
-        return _json().loads(s, parse_constant=parse_constant)
+        return _json().loads(s, parse_constant=parse_constant, object_pairs_hook=object_pairs_hook)
     return value
 
 

@@ -96,7 +96,9 @@ _CSI_MARKS = ("\x1b[", "\x9b", "\\x1", "\\x9", "\\u00")
 #: them is not searched (nor the pattern compiled); tests/test_redact.py checks each shape against this list
 _TOKEN_MARKS = ("hf_", "gh", "github_pat_", "glpat-", "sk", "rk_live_", "xox", "npm_", "pypi-", "AIza", "ya29.",
                 "AKIA", "ASIA", "eyJ")  # fmt: skip
-_PRIVATE_KEY = _lazy(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+# (irobust5) the key's body too: up to its END line, or to the end of the text where that is not in it (a key printed
+# on one line, its newlines written `\n` as JSON writes them: only the BEGIN line was masked, the body was shown)
+_PRIVATE_KEY = _lazy(r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----|.*)", re.DOTALL)
 _PRIVATE_KEY_MARK = "-----BEGIN "
 _URL = _lazy(r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)(?P<rest>[^\s\"'<>`]+)")
 # `api_key=...`, `"token": "..."`, `password: ...`: a secret-looking key, `=` or `:`, then the value
@@ -106,6 +108,8 @@ _ASSIGN = _lazy(
     r"(?P<key>(?:(?<![A-Za-z0-9])|(?<=[_\-.])|" + _AFTER_ESCAPE + r")"
     r"(?:api[_\-]?key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|access[_\-]?key|private[_\-]?key"
     r"|client[_\-]?secret|session[_\-]?id|cookie"
+    # (irobust5) Azure connection strings' keys (`AccountKey=...;`, `SharedAccessKey=...`), camel case without a `_`
+    r"|account[_\-]?key|shared[_\-]?access[_\-]?key"
     # a name ending in `_key` (`secret_key`, `OPENAI_KEY`, `signing-key`: one run of letters and digits before
     # it, so each candidate start is tried once) and the camel-case tokens (`accessToken`, `refreshToken`)
     # (a key and its value may be quoted with escaped quotes: a JSON text inside a JSON string, `{\"HF_TOKEN\": \"v\"}`)

@@ -260,6 +260,22 @@ def _positive_float(text: str) -> float:
     return value
 
 
+#: the most words of a server command the gate reads (irobust5): a real launch line has a few hundred at most, and
+#: reading one costs ~0.1-0.4 ms a word in each of the gate's passes (100,000 words: half a minute); a longer one is
+#: refused unread (exit 2, never run) rather than judged after minutes
+MAX_COMMAND_WORDS = 4096
+
+
+def command_bounded(cmd: list[str]) -> list[str]:
+    """`cmd`, or a UsageError where it has more than MAX_COMMAND_WORDS words."""
+    if len(cmd) > MAX_COMMAND_WORDS:
+        raise UsageError(
+            f"the command after -- has {len(cmd)} words, more than the {MAX_COMMAND_WORDS} stackcheck reads; it "
+            "was not read (nor run)"
+        )
+    return cmd
+
+
 def _command(args: argparse.Namespace) -> list[str] | None:
     cmd = list(args.server_command or [])
     if not cmd:
@@ -268,7 +284,7 @@ def _command(args: argparse.Namespace) -> list[str] | None:
         cmd = cmd[1:]
         if not cmd:
             raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
-        return cmd
+        return command_bounded(cmd)
     raise UsageError(f"unexpected argument {cmd[0]!r}: put the server command after --")
 
 

@@ -80,7 +80,9 @@ def _command(args: argparse.Namespace) -> list[str] | None:
         raise UsageError(f"unexpected argument {cmd[0]!r}: put the server command after --")
     if len(cmd) == 1:
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
-    return cmd[1:]
+    from stackcheck.commands.gate import command_bounded
+
+    return command_bounded(cmd[1:])
 
 
 def find_model(spec: str | None, argv: list[str]) -> tuple[str | None, str | None]:

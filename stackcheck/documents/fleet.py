@@ -433,7 +433,19 @@ def iter_units(paths: Iterable[str], stdin: BinaryIO | None = None) -> Iterator[
         elif os.path.exists(p):
             yield ("doc", p)
         else:
-            yield ("bad-input", p, "no such file or directory")
+            yield ("bad-input", p, _missing_why(p))
+
+
+def _missing_why(path: str) -> str:
+    """Why `path`, which os.path.exists denies, cannot be read: the system's word (a link loop, a file where a
+    directory is named, a dangling link), 'no such file or directory' by default (irobust5: a link loop was called
+    missing)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.strerror:
+            return str(exc.strerror).lower()
+    return "no such file or directory"
 
 
 _NOT_REGULAR = "not a regular file (a FIFO, a device or a socket): skipped"

@@ -240,10 +240,58 @@ def _reject_constant(value: str) -> Any:
     raise ValueError(f"non-standard JSON constant {value}")
 
 
+class _DuplicateKey(Exception):
+    """A key given twice in one JSON object (raised by _unique_keys, out of the C scanner)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """One JSON object's pairs as a dict, refusing a key given twice (json keeps the last one silently, so a
+    hand-merged facts file was judged on whichever section came last: irobust5). ~20 us per 12 kB document."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+#: how deep a facts document may nest (a probed report is under 12 levels): the readers after the parse walk it
+#: recursively, and one nested a few hundred deep ended in RecursionError, an internal error (exit 4: irobust5)
+MAX_DEPTH = 200
+
+
+def _deeper_than(doc: Any, limit: int) -> bool:
+    """Whether `doc` nests more than `limit` containers deep (level by level, no recursion)."""
+    level, depth = [doc], 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        level = [
+            v
+            for x in level
+            for v in (x.values() if type(x) is dict else x if type(x) is list else ())
+            if type(v) is dict or type(v) is list
+        ]
+    return False
+
+
 def parse_json_text(text: str, origin: str) -> Any:
-    """Parse JSON strictly (no NaN/Infinity), turning every failure into a one-line BadInputError."""
+    """Parse JSON strictly (no NaN/Infinity, no key twice in one object, at most MAX_DEPTH levels), turning every
+    failure into a one-line BadInputError."""
     try:
-        return lean_json.loads(text, parse_constant=_reject_constant)
+        doc = lean_json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        # (a document with fewer brackets than the limit cannot nest deeper: the walk is skipped)
+        if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(doc, MAX_DEPTH):
+            raise RecursionError
+        return doc
+    except _DuplicateKey as exc:
+        raise BadInputError(
+            f"{origin}: duplicate key {exc.args[0]!r} in one object: JSON would keep only the "
+            "last; remove or merge the other"
+        ) from None
     except ValueError as exc:
         if lean_json.is_decode_error(exc):  # (json.JSONDecodeError)
             raise BadInputError(
@@ -251,7 +299,7 @@ def parse_json_text(text: str, origin: str) -> Any:
             ) from None
         raise BadInputError(f"{origin}: not valid JSON: {exc}") from None
     except RecursionError:
-        raise BadInputError(f"{origin}: JSON nested too deeply") from None
+        raise BadInputError(f"{origin}: JSON nested too deeply (more than {MAX_DEPTH} levels)") from None
 
 
 MAX_FACTS_BYTES = 64 * 1024 * 1024  # a real report is tens of kilobytes

@@ -211,8 +211,9 @@ def find_launch(
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
         return entry, args, dict(env)
-    shell = os.path.basename(argv[0]) in _SHELLS if argv else False
+    shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     policy = _env_policy(argv, 0) if argv else None
+    root = _root_change(argv, 0) if argv else None
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if prog == "env":
@@ -249,11 +250,13 @@ def find_launch(
                 if nested[0] is not None:
                     if not cleared:
                         _policy_seen(trace, policy)
+                    _root_seen(trace, root)
                     return nested
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
                 _policy_seen(trace, policy)
+                _root_seen(trace, root)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         if at is not None:
@@ -263,10 +266,12 @@ def find_launch(
             inner = _shell_launch(argv[at], mapping, env, trace)
             if inner is not None:
                 _policy_seen(trace, policy)
+                _root_seen(trace, root)
                 return inner
             break
-        shell = shell or prog in _SHELLS
+        shell = shell or prog in _C_RUNNERS
         policy = policy or _env_policy(argv, i)
+        root = root or _root_change(argv, i)
     return None, list(argv[1:]), dict(env)
 
 
@@ -288,6 +293,16 @@ ENV_POLICY: dict[str, str] = {
     "systemd-run": "systemd-run starts the command as a transient service of the service manager, in a clean "
     "environment of its own (unless --scope)",
     "run0": "run0 starts the command in a fresh, isolated service of the service manager",
+    # (irobust5) su(1) / runuser(1) (util-linux su-common.c): without --preserve-environment they set HOME, SHELL,
+    # USER, LOGNAME and PATH (login.defs ENV_PATH / ENV_SUPATH, /etc/default/su ALWAYS_SET_PATH); --login clears
+    # everything but TERM; and with -c the command is run by the target user's shell, which reads its own start files
+    "su": "su sets HOME, SHELL, USER, LOGNAME and PATH by login.defs (and clears the rest with --login), then runs the "
+    "command through the target user's shell",
+    "runuser": "runuser (su's code) sets HOME, SHELL, USER, LOGNAME and PATH by login.defs (and clears the rest with "
+    "--login)",
+    # (irobust5) srun(1) --export: "Identify which environment variables from the submission environment are
+    # propagated to the launched application"; NONE propagates none, a list adds to or replaces ALL (the default)
+    "srun": "srun --export (or SLURM_EXPORT_ENV) chooses which variables of the submission environment the tasks get",
 }
 ENV_POLICY_SOURCES = [
     {"title": "sudo plugins/sudoers/env.c: rebuild_env, initial_badenv_table, secure_path",
@@ -298,16 +313,62 @@ ENV_POLICY_SOURCES = [
      "transient scope inherits the caller's)", "url": "https://man7.org/linux/man-pages/man1/systemd-run.1.html"},
     {"title": "run0(1): DESCRIPTION (a fresh, isolated service forked off by the service manager)",
      "url": "https://freedesktop.org/software/systemd/man/257/run0.html"},
+    {"title": "su(1) (util-linux): the environment set (HOME, SHELL, USER, LOGNAME, PATH by ENV_PATH / ENV_SUPATH), "
+     "--login, --preserve-environment; runuser(1) the same", "url": "https://man7.org/linux/man-pages/man1/su.1.html"},
+    {"title": "srun(1): --export=<[ALL,]environment variables|ALL|NONE>, SLURM_EXPORT_ENV",
+     "url": "https://slurm.schedmd.com/srun.html#OPT_export"},
 ]  # fmt: skip
 
 
 def _env_policy(argv: Sequence[str], i: int) -> str | None:
     """The ENV_POLICY program `argv[i]` is, None for any other word (and for `systemd-run --scope`, which runs the
-    command itself with the caller's environment: systemd-run(1))."""
+    command itself with the caller's environment: systemd-run(1); and for srun without an --export other than ALL)."""
     prog = os.path.basename(argv[i])
     if prog not in ENV_POLICY or (prog == "systemd-run" and "--scope" in argv[i + 1 :]):
         return None
+    if prog == "srun":
+        rest = argv[i + 1 :]
+        exports = [w.split("=", 1)[1] if "=" in w else (rest[k + 1] if k + 1 < len(rest) else "")
+                   for k, w in enumerate(rest) if w == "--export" or w.startswith("--export=")]  # fmt: skip
+        if not exports or all(e == "ALL" for e in exports):
+            return None
     return prog
+
+
+#: programs that run the command on another root than the box the facts describe (irobust5): chroot(8) changes the
+#: root directory before execvp; srun's --container / --container-image (OCI containers, pyxis) run the task in an
+#: image's filesystem. The interpreter, packages and libraries the server loads there are not the ones read here.
+ROOT_CHANGE = {
+    "chroot": "chroot runs the command with another root directory",
+    "srun": "srun --container / --container-image runs the task in a container's filesystem",
+}
+ROOT_CHANGE_SOURCES = [
+    {"title": "chroot(1) (coreutils): run COMMAND with root directory set to NEWROOT",
+     "url": "https://man7.org/linux/man-pages/man1/chroot.1.html"},
+    {"title": "srun(1): --container; NVIDIA pyxis: --container-image",
+     "url": "https://slurm.schedmd.com/srun.html#OPT_container"},
+]  # fmt: skip
+
+
+def _root_change(argv: Sequence[str], i: int) -> str | None:
+    """The ROOT_CHANGE program `argv[i]` is (srun only with a --container option), None for any other word."""
+    prog = os.path.basename(argv[i])
+    if prog == "chroot" or (prog == "srun" and any(w.startswith("--container") for w in argv[i + 1 :])):
+        return prog
+    return None
+
+
+def _root_seen(trace: dict[str, Any] | None, root: str | None) -> None:
+    if trace is not None and root is not None:
+        trace.setdefault("root_change", []).append(root)
+
+
+def root_change_problem(program: str) -> Problem:
+    """The refusal of a launch run on another root (ROOT_CHANGE): the files the facts describe are not its own."""
+    return Problem("root", "unknown", None, f"`{program}` stands before the launch: {ROOT_CHANGE[program]}, so the "
+                   "interpreter, packages, libraries and model files the server finds there are not the ones the "
+                   "facts describe (fail closed); gate the command where it runs (inside the root or container: "
+                   "`stackcheck gate --root DIR` or `--image`)", ROOT_CHANGE_SOURCES)  # fmt: skip
 
 
 def _policy_seen(trace: dict[str, Any] | None, policy: str | None) -> None:
@@ -327,6 +388,9 @@ def env_policy_problem(program: str) -> Problem:
 
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+#: the programs whose -c STRING is a shell's command string: the shells, and su / runuser, which hand it to the target
+#: user's shell (`su svc -c "python -m ..."`: irobust5, read as a wrapper before, its launch's flags never read)
+_C_RUNNERS = _SHELLS | {"su", "runuser"}
 
 
 def _shell_c(arg: str) -> bool:
@@ -731,6 +795,11 @@ def _shell_launch(
         if found[0] is not None:
             if isinstance(record, list):
                 record[at:at] = seen
+            if trace is not None:  # (`bash -c "nice A=1 python ..."`: the runner execs the word as argv does)
+                bad = _exec_assignment(argv)
+                trace.setdefault("runner_problems", []).extend(
+                    ([_assignment_problem(*bad)] if bad is not None else []) + runner_problems(argv, mapping)
+                )
             return found
         if trace is not None:
             trace["cwd"] = before  # (env -C moves the command it runs, not the shell)
@@ -1113,7 +1182,14 @@ def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
     where the command's first word, or the word a leading chain of `nohup` and `timeout` runs, is a shell assignment.
     nohup takes no option but `--`; timeout (coreutils, options read up to the first other word: -k / -s and their
     long forms take a value, `--` ends them) then its DURATION, then the command (`timeout 5 A=1 true`: exit 127)."""
-    i, runner = 0, None
+    i, runner = _chain_end(argv, 0)
+    return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
+
+
+def _chain_end(argv: Sequence[str], start: int) -> tuple[int, str | None]:
+    """(where the command of a chain of `nohup` / `timeout` starting at argv[start] stands, the last of them or None
+    where argv[start] is neither)."""
+    i, runner = start, None
     while i < len(argv) - 1 and os.path.basename(argv[i]) in ("nohup", "timeout"):
         runner, i = argv[i], i + 1
         if os.path.basename(runner) == "timeout":
@@ -1126,7 +1202,64 @@ def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
             i += 1  # (DURATION)
         elif argv[i] == "--" and i < len(argv) - 1:
             i += 1
-    return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
+    return i, runner
+
+
+#: the runners' manuals (launch/runners.py reads where each one's command stands)
+RUNNER_SOURCE = {
+    "title": "coreutils nice / stdbuf, util-linux taskset(1) / chrt(1) / ionice(1), numactl numactl.c opts, Slurm "
+    "srun(1): each execvp's the word after its options (taskset's MASK, chrt's priority) with no shell",
+    "url": "https://man7.org/linux/man-pages/man1/taskset.1.html",
+}
+
+
+def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Problem]:
+    """The refusals of the runners before the launch in `argv` (irobust5): a shell assignment where one of them runs
+    its command (`nice -n 5 A=1 python ...`, `srun -N1 A=1 python ...`: no program of that name, the server never
+    starts), or, where a runner's options are not all read (an option not listed, whose value may be the next word),
+    any assignment word between it and the launch (unknown: the gate does not judge the command behind it)."""
+    from stackcheck.launch.runners import RUNNERS, read_runner
+
+    programs = {e.get("program") for e in _entries(mapping)}
+    names = [os.path.basename(word) for word in argv]
+    limit = next(
+        (i for i, name in enumerate(names)
+         if (_PYTHON.match(name) or name in programs) and _entrypoint_at(argv[i:], mapping)[0] is not None),
+        len(argv),
+    )  # fmt: skip
+    out: list[Problem] = []
+    chained = 0  # (a chain of nohup / timeout is read once, from its first: linear in the words)
+    seen_assignment = False
+    for j in range(limit):
+        prog = names[j]
+        if prog in ("nohup", "timeout") and j > 0 and j >= chained:
+            at, runner = _chain_end(argv, j)
+            chained = at
+            if runner is not None and at < len(argv) and _ASSIGNMENT.match(argv[at]):
+                out.append(_assignment_problem(argv[at], runner))
+            continue
+        if prog not in RUNNERS or seen_assignment:
+            continue
+        reading = read_runner(argv, j)
+        if reading.command is not None and _ASSIGNMENT.match(argv[reading.command]):
+            out.append(_assignment_problem(argv[reading.command], argv[j]))
+            out[-1].source = [ASSIGNMENT_SOURCE, RUNNER_SOURCE]
+        elif reading.unsure is not None:
+            words = [w for w in argv[j + 1 : limit] if _ASSIGNMENT.match(w)]
+            seen_assignment = True  # (every later runner's words are among these: one problem)
+            if words:
+                name = words[0].split("=", 1)[0]
+                out.append(
+                    Problem(
+                        f"{name}=", "unknown", None,
+                        f"`{prog}` stands before the launch and {reading.unsure}, so whether the word {name}=... is "
+                        f"an option's value or the command {prog} runs (then no program of that name is found and "
+                        "the server never starts) is not known (fail closed); write the assignment as `env "
+                        f"{name}=... python ...` after {prog}'s options",
+                        [ASSIGNMENT_SOURCE, RUNNER_SOURCE],
+                    )
+                )  # fmt: skip
+    return out
 
 
 def derive(
@@ -1150,9 +1283,16 @@ def derive(
     found, problems, seen, unlisted = parse_flags(args, mapping, own)
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
+    problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
     bad = None if stops else _exec_assignment(argv)
     if bad is not None:
         problems.insert(0, _assignment_problem(*bad))
+    if not stops:
+        seen_subjects = {p.subject for p in problems}
+        problems[:0] = [
+            p for p in [*runner_problems(argv, mapping), *trace.get("runner_problems", [])]
+            if p.subject not in seen_subjects
+        ]  # fmt: skip
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     d = Derived(
@@ -2250,7 +2390,7 @@ def _shell_cut(command: Sequence[str], args: list[str]) -> list[str]:
         if shell and _shell_c(word) and _shell_string_at(command, i) is not None:
             inside = True
             break
-        shell = shell or prog in _SHELLS
+        shell = shell or prog in _C_RUNNERS
     if not inside:
         return args
     for i, word in enumerate(args):

@@ -859,7 +859,7 @@ def _shell_site(argv: Sequence[str], launch_map: Mapping[str, Any]) -> tuple[int
 
     if gate._entrypoint_at(argv, launch_map)[0] is not None:
         return None
-    shell = os.path.basename(argv[0]) in gate._SHELLS if argv else False
+    shell = os.path.basename(argv[0]) in gate._C_RUNNERS if argv else False
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if gate._PYTHON.match(prog) or any(e.get("program") == prog for e in gate._entries(launch_map)):
@@ -869,7 +869,7 @@ def _shell_site(argv: Sequence[str], launch_map: Mapping[str, Any]) -> tuple[int
         if at is not None:
             inner = gate._shell_launch(argv[at], launch_map, {})
             return (at, list(inner[1])) if inner is not None else None
-        shell = shell or prog in gate._SHELLS
+        shell = shell or prog in gate._C_RUNNERS
     return None
 
 

@@ -362,6 +362,20 @@ class Frame:
     function: str | None
 
 
+def _key_line(part: Part, line: str) -> str:
+    """`line` as the message keeps it: masked while it is inside a private key that an earlier line of the message
+    (or its exception) opened and no line has closed (irobust5: the key's body lines were kept, each one masked alone
+    and none of them a secret to the masking; the BEGIN line's mask is redact's)."""
+    last = part.message_lines[-1] if part.message_lines else part.exception or ""
+    if ("PRIVATE KEY-----" in last and "-----END" not in last) or last == _KEY_BODY:
+        return line if line.startswith("-----END") else _KEY_BODY
+    return line
+
+
+#: what stands for each line of a private key's body in a traceback's message
+_KEY_BODY = "***"
+
+
 @dataclass
 class Part:
     """One traceback of a chain: frames and its exception."""
@@ -819,7 +833,7 @@ class Analyzer:
         if s.startswith(LOGGING_ERROR) or any(rx.search(s) for rx, _ in _SECONDARY_LINES):
             return False
         if st.part is not None:
-            st.part.message_lines.append(s.rstrip()[:2000])
+            st.part.message_lines.append(_key_line(st.part, s.rstrip()[:2000]))
         st.extra += 1
         st.blanks = 0
         return True
