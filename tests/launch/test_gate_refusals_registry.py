@@ -35,6 +35,8 @@ CHECK_TEXT = {
     "lmcache-disaggregation": "LMCacheUnifiedRadixCache currently supports colocated",
     # the unified memory pool's assertion: 0.5.15-0.5.20 with the hierarchical cache (CHECK_TEXT_ALSO: 0.5.21 on)
     "lmcache-unified-memory": "host-tiered KV cache (--enable-hierarchical-cache / --enable-lmcache)",
+    # irev71: the int8 mamba checkpoint's hook (arg_groups/mamba_hook.py, 0.5.21-0.5.23)
+    "lmcache-int8-mamba-checkpoint": "--enable-lmcache: LMCache is not int8-aware",
     "trtllm-mha-topk-one": "trtllm_mha backend only supports topk = 1",
     "standalone-dp-attention": "standalone speculative decoding does not support dp attention",
     "ngram-dp-attention": "ngram speculative decoding does not support dp attention",
