@@ -250,7 +250,9 @@ def redact_urls(text: str) -> str:
 #: (_DIGEST_ALGORITHMS). Each word is read once, left to right: linear in the text (a regular expression whose
 #: password spans ':' backtracks quadratically on a long `a:b,a:b,...` line).
 _WORD_AT = _lazy(r"(?<![^\s\"'<>`])[^\s\"'<>`]*@[^\s\"'<>`]*")  # (from a word's start only: linear)
-_HOST = _lazy(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
+#: a host name or IPv4 address, or a bracketed IPv6 literal with an optional zone (`[::1]`, `[fe80::1%eth0]`: irev71,
+#: a password before one was printed whole)
+_HOST = _lazy(r"[A-Za-z0-9][A-Za-z0-9.\-]*|\[(?=[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]+(?:%[A-Za-z0-9._\-]+)?\]")
 _USER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
 _NOT_BEFORE_USER = _USER_CHARS | frozenset("/:@*")
 _DIGEST_ALGORITHMS = frozenset({"sha256", "sha384", "sha512"})

@@ -291,6 +291,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "environment's value, else SGLang's default (on)",
         ),
         FactDoc(
+            ("launch.jit_all_reduce",),
+            "whether SGLang 0.5.10-0.5.11 take their JIT-compiled custom all-reduce (`SGLANG_USE_JIT_ALL_REDUCE`, a "
+            "launch.json `env` entry with a `fact`): the launch's environment in `gate`; in the audit the probed "
+            "environment's value, else SGLang's default (off)",
+        ),
+        FactDoc(
             ("launch.checkpoint_quantized",),
             "whether the served model's checkpoint carries a quantization (`gate` only, once its preflight read "
             "config.json: false where it holds none, so a --quantization is applied while loading); absent "

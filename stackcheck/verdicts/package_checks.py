@@ -558,26 +558,28 @@ def _torch_major_result(
 ) -> CheckResult | None:
     """A forwarder release that imports the backend of torch's CUDA major (nixl 1.1.0-1.5.2): a torch of CUDA 13 never
     loads nixl_cu12 (and one of CUDA 12 has loaded libcudart.so.12), so the library item does not apply; fail where
-    torch's major is the one `unless_installed` serves and that distribution is not installed (the forwarder raises
-    ImportError), unknown where whether it is installed is not given; None otherwise."""
+    the distribution of torch's major (`distribution` or one of `unless_installed`, named -cuN) is not installed (the
+    forwarder raises ImportError), unknown where whether it is installed is not given or no distribution the entry
+    names serves torch's major; None otherwise. (irev71: a CUDA 12 torch beside nixl-cu13 alone was passed here.)"""
     packages = facts.get("packages")
     listed = packages if isinstance(packages, Mapping) else {}
     torch = listed.get("torch")
     major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
-    if major == lib.get("torch_cuda_major"):
-        return None  # a CUDA 12 torch takes nixl_cu12 and has loaded libcudart.so.12 first
     version = package.get("version")
+    every = [str(lib.get("distribution")), *first]
     if major is None:
-        every = [str(lib.get("distribution")), *first]
         if all(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in every):
             return None  # the backend of either major is there
         return CheckResult(check, "unknown", f"{dist} {version} installed", " or ".join(every),
                            f"{subject}: {dist} {version} imports the backend of torch's CUDA major and raises "
                            f"ImportError without it, and torch's CUDA build (packages.torch.cuda) is not given",
                            lib.get("source"), subject)  # fmt: skip
-    wanted = [d for d in first if d.endswith(f"-cu{major}")]
+    wanted = [d for d in every if d.endswith(f"-cu{major}")]
     if not wanted:
-        return None
+        return CheckResult(check, "unknown", f"{dist} {version} installed; torch CUDA {major}", f"{dist}-cu{major}",
+                           f"{subject}: {dist} {version} imports the backend of torch's CUDA major and raises "
+                           f"ImportError without it, and no backend distribution read ({', '.join(every)}) is of CUDA "
+                           f"{major}", lib.get("source"), subject)  # fmt: skip
     name = wanted[0]
     seen = listed.get(name)
     found = f"{dist} {version} installed; torch CUDA {major}"
