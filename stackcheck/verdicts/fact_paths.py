@@ -291,6 +291,18 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "environment's value, else SGLang's default (on)",
         ),
         FactDoc(
+            ("launch.jit_all_reduce",),
+            "whether `SGLANG_USE_JIT_ALL_REDUCE` (the v2 all-reduce switch's old name, a launch.json `env` entry with "
+            "a `fact`) is on: SGLang 0.5.10-0.5.11 take the JIT-compiled custom all-reduce only with it, 0.5.12-0.5.20 "
+            "let it replace `SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2` where it is set; the launch's environment in `gate`, "
+            "in the audit the probed environment's value, else off",
+        ),
+        FactDoc(
+            ("launch.jit_all_reduce_set",),
+            "whether `SGLANG_USE_JIT_ALL_REDUCE` is set at all (its launch.json `set_fact`): the launch's environment "
+            "in `gate`, in the audit the probed environment's",
+        ),
+        FactDoc(
             ("launch.checkpoint_quantized",),
             "whether the served model's checkpoint carries a quantization (`gate` only, once its preflight read "
             "config.json: false where it holds none, so a --quantization is applied while loading); absent "
