@@ -1,0 +1,143 @@
+"""imend4: since irev69 a clause `==V` (and `!=V`) does not take V.postN, so a post release of V was unknown wherever
+a rule or a per-release entry was written for V alone. Each such clause on an SGLang release with post releases on
+PyPI (0.5.1.post1-3, 0.5.3.post1-3, 0.5.4.post1-3, 0.5.5.post1-3, 0.5.6.post1-2, 0.5.8.post1, 0.5.10.post1,
+0.5.12.post1, 0.5.13.post1, 0.5.15.post1) was read against the post wheels (pip download --no-deps, 2026-12-06):
+where the code the entry cites is the same, the range now ends at the last post release read; the clauses whose post
+releases run other code stay `==V` (unknown there, never V's answer) and are listed here, so a new one is seen."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from gate_cli import ROOT, rule_status
+
+from stackcheck.assembly.pipeline import load_manifests
+from stackcheck.facts.versions import version_in
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import predicate_holds
+
+MANIFESTS = load_manifests([])
+LAUNCH: dict[str, Any] = json.loads((ROOT / "manifests" / "launch.json").read_text())
+#: SGLang releases with post releases on PyPI (pip index versions sglang, 2026-12-06), 0.5.x
+WITH_POSTS = {"0.5.1", "0.5.3", "0.5.4", "0.5.5", "0.5.6", "0.5.8", "0.5.10", "0.5.12", "0.5.13", "0.5.15"}
+#: (file, place, clause) left `==V`: their post releases run other code than V (the cited functions differ)
+LEFT = {
+    ("launch.json", "refusals/eagle-topk-page-size", "==0.5.5"),
+    ("launch.json", "refusals/hybrid-gdn-blackwell-backend", "==0.5.3"),
+    ("launch.json", "refusals/hybrid-gdn-blackwell-backend", "==0.5.4"),
+    ("launch.json", "refusals/hybrid-gdn-blackwell-backend", "==0.5.5"),
+    ("launch.json", "refusals/deterministic-attention-backend", "==0.5.4"),
+    ("launch.json", "auto/attention_backend", "==0.5.4"),
+}
+
+
+def _sglang_equal_clauses() -> set[tuple[str, str, str]]:
+    """Every `==V` / `!=V` clause on an SGLang release V of WITH_POSTS in launch.json's per-release entries and in
+    features' / checks' sglang version predicates and sglang path hops."""
+    out: set[tuple[str, str, str]] = set()
+
+    def clauses(spec: str) -> list[str]:
+        return [c.strip() for c in spec.split(",") if c.strip()[:2] in ("==", "!=") and c.strip()[2:] in WITH_POSTS]
+
+    for rule in LAUNCH["refusals"]["rules"]:
+        for entry in rule.get("releases") or []:
+            out |= {("launch.json", f"refusals/{rule['id']}", c) for c in clauses(str(entry.get("versions", "")))}
+    for entry in LAUNCH["refusals"]["auto"]["attention_backend"]["defaults"]:
+        out |= {("launch.json", "auto/attention_backend", c) for c in clauses(str(entry.get("versions", "")))}
+    for key in ("own_flag_choices",):
+        for entry in LAUNCH[key]:
+            out |= {("launch.json", key, c) for c in clauses(str(entry.get("versions", "")))}
+    for entry in LAUNCH["draft_attention_backend"]["factory"]:
+        out |= {("launch.json", "draft_attention_backend", c) for c in clauses(str(entry.get("versions", "")))}
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, dict):
+            if node.get("fact") == "pkg.sglang.version" and node.get("op") == "version":
+                out.update(("features/checks", where, c) for c in clauses(str(node.get("value", ""))))
+            for value in node.values():
+                walk(value, where)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, where)
+
+    for item in [*MANIFESTS.features, *MANIFESTS.checks]:
+        walk(item.get("rules"), str(item["id"]))
+        for hop in item.get("path") or []:
+            if hop.get("package") == "sglang":
+                out |= {("features/checks", f"{item['id']} path", c) for c in clauses(str(hop.get("versions", "")))}
+    return out
+
+
+def test_only_the_listed_clauses_leave_a_post_release_out() -> None:
+    assert _sglang_equal_clauses() == LEFT
+
+
+@pytest.mark.parametrize(
+    ("rule", "release", "architecture", "flags", "expected"),
+    [
+        (
+            "deterministic-attention-backend",
+            "0.5.3.post1",
+            "LlamaForCausalLM",
+            ("--attention-backend", "fa4"),
+            "blocked",
+        ),
+        (
+            "deterministic-attention-backend",
+            "0.5.3.post3",
+            "LlamaForCausalLM",
+            ("--attention-backend", "fa4"),
+            "blocked",
+        ),
+        ("deterministic-attention-backend", "0.5.3.post2", "LlamaForCausalLM", ("--attention-backend", "fa3"), "ok"),
+        (
+            "deterministic-attention-backend",
+            "0.5.12.post1",
+            "LlamaForCausalLM",
+            ("--attention-backend", "fa4"),
+            "blocked",
+        ),
+        (
+            "gpt-oss-attention-backend",
+            "0.5.10.post1",
+            "GptOssForCausalLM",
+            ("--attention-backend", "flashinfer"),
+            "blocked",
+        ),
+    ],
+)
+def test_a_post_release_is_judged_as_its_release(
+    rule: str, release: str, architecture: str, flags: tuple[str, ...], expected: str
+) -> None:
+    extra = ("--enable-deterministic-inference",) if rule.startswith("deterministic") else ()
+    assert rule_status(LAUNCH, rule, release, {9}, architecture, {}, *extra, *flags) == expected
+
+
+def test_fa4_mla_decode_rule_takes_0_5_8_post1() -> None:
+    feature = next(f for f in MANIFESTS.features if f["id"] == "attention-fa4")
+    rule = next(r for r in feature["rules"] if r["id"] == "mla-decode-fa3-kernel")
+    clause = rule["when"]["all"][0]
+    ctx = Context(facts={"packages": {"sglang": {"installed": True, "version": "0.5.8.post1"}}}, manifests=MANIFESTS)  # type: ignore[arg-type]
+    assert predicate_holds(clause, ctx, None) is True
+
+
+@pytest.mark.parametrize("release", ["0.5.1.post1", "0.5.1.post3"])
+def test_trtllm_mla_prefill_hop_covers_0_5_1_posts(release: str) -> None:
+    feature = next(f for f in MANIFESTS.features if f["id"] == "attention-trtllm-mla")
+    hops = [
+        h for h in feature["path"] if h.get("package") == "sglang" and "trtllm_mla_backend.py" in str(h.get("file"))
+    ]
+    assert any(version_in(release, str(h["versions"])) is True for h in hops)
+
+
+@pytest.mark.parametrize("release", ["0.5.3.post1", "0.5.3.post3"])
+def test_nsa_flag_choices_cover_0_5_3_posts(release: str) -> None:
+    got = [e for e in LAUNCH["own_flag_choices"] if version_in(release, str(e["versions"])) is True]
+    assert {e["flag"] for e in got} >= {"--nsa-prefill", "--nsa-decode"}
+
+
+def test_draft_factory_covers_0_5_12_post1() -> None:
+    got = [e for e in LAUNCH["draft_attention_backend"]["factory"] if version_in("0.5.12.post1", str(e["versions"]))]
+    assert len(got) == 1 and "tokenspeed_mla" in got[0]["backends"] and "dsa" not in got[0]["backends"]
