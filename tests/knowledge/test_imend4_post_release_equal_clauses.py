@@ -63,10 +63,11 @@ def _sglang_equal_clauses() -> set[tuple[str, str, str]]:
                 walk(value, where)
 
     for item in [*MANIFESTS.features, *MANIFESTS.checks]:
-        walk(item.get("rules"), str(item["id"]))
-        for hop in item.get("path") or []:
+        record: dict[str, Any] = dict(item)
+        walk(record.get("rules"), str(record["id"]))
+        for hop in record.get("path") or []:
             if hop.get("package") == "sglang":
-                out |= {("features/checks", f"{item['id']} path", c) for c in clauses(str(hop.get("versions", "")))}
+                out |= {("features/checks", f"{record['id']} path", c) for c in clauses(str(hop.get("versions", "")))}
     return out
 
 
@@ -119,7 +120,7 @@ def test_fa4_mla_decode_rule_takes_0_5_8_post1() -> None:
     feature = next(f for f in MANIFESTS.features if f["id"] == "attention-fa4")
     rule = next(r for r in feature["rules"] if r["id"] == "mla-decode-fa3-kernel")
     clause = rule["when"]["all"][0]
-    ctx = Context(facts={"packages": {"sglang": {"installed": True, "version": "0.5.8.post1"}}}, manifests=MANIFESTS)  # type: ignore[arg-type]
+    ctx = Context(facts={"packages": {"sglang": {"installed": True, "version": "0.5.8.post1"}}}, manifests=MANIFESTS)
     assert predicate_holds(clause, ctx, None) is True
 
 
