@@ -20,37 +20,43 @@ from stackcheck.verdicts.engine import predicate_holds
 
 MANIFESTS = load_manifests([])
 LAUNCH: dict[str, Any] = json.loads((ROOT / "manifests" / "launch.json").read_text())
-#: SGLang releases with post releases on PyPI (pip index versions sglang, 2026-12-06), 0.5.x
-WITH_POSTS = {"0.5.1", "0.5.3", "0.5.4", "0.5.5", "0.5.6", "0.5.8", "0.5.10", "0.5.12", "0.5.13", "0.5.15"}
-#: (file, place, clause) left `==V`: their post releases run other code than V (the cited functions differ)
+#: SGLang releases with post releases on PyPI, 0.5.x (pip index versions sglang, 2026-12-06)
+POSTS = {"0.5.1": 3, "0.5.3": 3, "0.5.4": 3, "0.5.5": 3, "0.5.6": 2, "0.5.8": 1, "0.5.10": 1, "0.5.12": 1, "0.5.13": 1,
+         "0.5.15": 1}  # fmt: skip
+#: (file, place, clause) whose post releases no entry takes: they run other code than V (the cited functions differ)
 LEFT = {
     ("launch.json", "refusals/eagle-topk-page-size", "==0.5.5"),
-    ("launch.json", "refusals/hybrid-gdn-blackwell-backend", "==0.5.3"),
-    ("launch.json", "refusals/hybrid-gdn-blackwell-backend", "==0.5.4"),
-    ("launch.json", "refusals/hybrid-gdn-blackwell-backend", "==0.5.5"),
     ("launch.json", "refusals/deterministic-attention-backend", "==0.5.4"),
     ("launch.json", "auto/attention_backend", "==0.5.4"),
 }
 
 
+def _uncovered(place: str, entries: list[Any]) -> set[tuple[str, str, str]]:
+    """The `==V` / `!=V` clauses (V of POSTS) of a per-release list some post release of V is in no entry of."""
+    out = set()
+    for entry in entries:
+        for clause in (c.strip() for c in str(entry.get("versions", "")).split(",")):
+            release = clause[2:]
+            if clause[:2] not in ("==", "!=") or release not in POSTS:
+                continue
+            posts = [f"{release}.post{n}" for n in range(1, POSTS[release] + 1)]
+            versions = [str(e.get("versions", "")) for e in entries]
+            if not all(any(version_in(post, spec) is True for spec in versions) for post in posts):
+                out.add(("launch.json", place, clause))
+    return out
+
+
 def _sglang_equal_clauses() -> set[tuple[str, str, str]]:
-    """Every `==V` / `!=V` clause on an SGLang release V of WITH_POSTS in launch.json's per-release entries and in
-    features' / checks' sglang version predicates and sglang path hops."""
+    """Every `==V` / `!=V` clause on an SGLang release V of POSTS whose post releases are left out: launch.json's
+    per-release lists (where no entry takes them) and features' / checks' sglang version predicates and path hops."""
     out: set[tuple[str, str, str]] = set()
+    for rule in LAUNCH["refusals"]["rules"]:
+        out |= _uncovered(f"refusals/{rule['id']}", rule.get("releases") or [])
+    out |= _uncovered("own_flag_choices", LAUNCH["own_flag_choices"])
+    out |= _uncovered("draft_attention_backend", LAUNCH["draft_attention_backend"]["factory"])
 
     def clauses(spec: str) -> list[str]:
-        return [c.strip() for c in spec.split(",") if c.strip()[:2] in ("==", "!=") and c.strip()[2:] in WITH_POSTS]
-
-    for rule in LAUNCH["refusals"]["rules"]:
-        for entry in rule.get("releases") or []:
-            out |= {("launch.json", f"refusals/{rule['id']}", c) for c in clauses(str(entry.get("versions", "")))}
-    for entry in LAUNCH["refusals"]["auto"]["attention_backend"]["defaults"]:
-        out |= {("launch.json", "auto/attention_backend", c) for c in clauses(str(entry.get("versions", "")))}
-    for key in ("own_flag_choices",):
-        for entry in LAUNCH[key]:
-            out |= {("launch.json", key, c) for c in clauses(str(entry.get("versions", "")))}
-    for entry in LAUNCH["draft_attention_backend"]["factory"]:
-        out |= {("launch.json", "draft_attention_backend", c) for c in clauses(str(entry.get("versions", "")))}
+        return [c.strip() for c in spec.split(",") if c.strip()[:2] in ("==", "!=") and c.strip()[2:] in POSTS]
 
     def walk(node: Any, where: str) -> None:
         if isinstance(node, dict):
@@ -62,6 +68,8 @@ def _sglang_equal_clauses() -> set[tuple[str, str, str]]:
             for value in node:
                 walk(value, where)
 
+    for entry in LAUNCH["refusals"]["auto"]["attention_backend"]["defaults"]:  # (entries of several features)
+        out |= {("launch.json", "auto/attention_backend", c) for c in clauses(str(entry.get("versions", "")))}
     for item in [*MANIFESTS.features, *MANIFESTS.checks]:
         record: dict[str, Any] = dict(item)
         walk(record.get("rules"), str(record["id"]))
@@ -142,3 +150,34 @@ def test_nsa_flag_choices_cover_0_5_3_posts(release: str) -> None:
 def test_draft_factory_covers_0_5_12_post1() -> None:
     got = [e for e in LAUNCH["draft_attention_backend"]["factory"] if version_in("0.5.12.post1", str(e["versions"]))]
     assert len(got) == 1 and "tokenspeed_mla" in got[0]["backends"] and "dsa" not in got[0]["backends"]
+
+
+QWEN3_NEXT = {"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "num_attention_heads": 16,
+              "num_key_value_heads": 2, "head_dim": 256, "hidden_size": 2048}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("release", "major", "backend", "expected"),
+    [
+        ("0.5.3.post1", 10, "trtllm_mha", "blocked"),  # 0.5.4's code: triton only on SM10x (0.5.3 took trtllm_mha)
+        ("0.5.3.post3", 10, "triton", "ok"),
+        ("0.5.4.post1", 12, "fa3", "ok"),  # is_blackwell() is major 10 alone up to 0.5.4.post1
+        ("0.5.4.post2", 12, "fa3", "blocked"),  # 0.5.5's code: majors 10 and 12
+        ("0.5.5.post1", 10, "trtllm_mha", "blocked"),
+        ("0.5.5.post2", 10, "trtllm_mha", "ok"),  # 0.5.6's wrapper
+        ("0.5.5.post3", 12, "fa3", "blocked"),
+    ],
+)
+def test_hybrid_gdn_post_releases_are_judged_by_their_code(
+    release: str, major: int, backend: str, expected: str
+) -> None:
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive(
+        ["python", "-m", "sglang.launch_server", "--model", "q", "--attention-backend", backend], LAUNCH, {}
+    )
+    models: dict[str, Any] = {"model": QWEN3_NEXT}
+    got = [p for p in refusal_problems(d, LAUNCH, release, {major}, "Qwen3NextForCausalLM", models)
+           if p.subject == "refusal hybrid-gdn-blackwell-backend"]  # fmt: skip
+    assert (str(got[0].status) if got else "ok") == expected
