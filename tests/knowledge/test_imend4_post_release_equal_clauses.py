@@ -181,3 +181,24 @@ def test_hybrid_gdn_post_releases_are_judged_by_their_code(
     got = [p for p in refusal_problems(d, LAUNCH, release, {major}, "Qwen3NextForCausalLM", models)
            if p.subject == "refusal hybrid-gdn-blackwell-backend"]  # fmt: skip
     assert (str(got[0].status) if got else "ok") == expected
+
+
+@pytest.mark.parametrize(
+    ("package", "version", "read"),
+    [
+        ("sgl-kernel", "0.3.7", True),
+        ("sgl-kernel", "0.3.7.post1", False),
+        ("sglang-kernel", "0.4.1", True),
+        ("sglang-kernel", "0.4.1.post1", False),
+        ("sglang-kernel", "0.4.2.post1", False),
+        ("sglang-kernel", "0.4.2.post2", True),
+    ],
+)
+def test_fp8_scaled_mm_post_releases_not_read_are_the_not_read_rules(package: str, version: str, read: bool) -> None:
+    """fp8-block-gemm's online-fp8-scaled-mm rules list the kernel releases read; a post release not read is
+    unknown by online-fp8-scaled-mm-not-read (its `when` holds), not by the engine's reading of `==V`."""
+    feature = next(f for f in MANIFESTS.features if f["id"] == "fp8-block-gemm")
+    rule = next(r for r in feature["rules"] if r["id"] == "online-fp8-scaled-mm-not-read")
+    listed = rule["when"]["all"][4]["not"]
+    ctx = Context(facts={"packages": {package: {"installed": True, "version": version}}}, manifests=MANIFESTS)
+    assert predicate_holds(listed, ctx, None) is read
