@@ -292,9 +292,15 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
         ),
         FactDoc(
             ("launch.jit_all_reduce",),
-            "whether SGLang 0.5.10-0.5.11 take their JIT-compiled custom all-reduce (`SGLANG_USE_JIT_ALL_REDUCE`, a "
-            "launch.json `env` entry with a `fact`): the launch's environment in `gate`; in the audit the probed "
-            "environment's value, else SGLang's default (off)",
+            "whether `SGLANG_USE_JIT_ALL_REDUCE` (the v2 all-reduce switch's old name, a launch.json `env` entry with "
+            "a `fact`) is on: SGLang 0.5.10-0.5.11 take the JIT-compiled custom all-reduce only with it, 0.5.12-0.5.20 "
+            "let it replace `SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2` where it is set; the launch's environment in `gate`, "
+            "in the audit the probed environment's value, else off",
+        ),
+        FactDoc(
+            ("launch.jit_all_reduce_set",),
+            "whether `SGLANG_USE_JIT_ALL_REDUCE` is set at all (its launch.json `set_fact`): the launch's environment "
+            "in `gate`, in the audit the probed environment's",
         ),
         FactDoc(
             ("launch.checkpoint_quantized",),

@@ -45,11 +45,15 @@ def test_an_exact_pin_is_unknown_for_its_post_release() -> None:
 
 
 def test_the_manifests_rule_that_moved() -> None:
-    """attention-fa4's mla-decode-fa3-kernel is the rule written `==0.5.8` (a release with a post release)."""
+    """attention-fa4's mla-decode-fa3-kernel was the rule written `==0.5.8` (a release with a post release): unknown
+    for 0.5.8.post1 here; imend4 read the post wheel (FlashAttentionBackend identical, the same sgl-kernel pin) and
+    wrote `>=0.5.8,<=0.5.8.post1`, so 0.5.8.post1 is judged as 0.5.8 (tests/knowledge/
+    test_imend4_post_release_equal_clauses.py)."""
     feature = next(f for f in MANIFESTS.features if f["id"] == "attention-fa4")
     rule = next(r for r in feature["rules"] if r.get("id") == "mla-decode-fa3-kernel")
     spec = rule["when"]["all"][0]
-    assert spec == {"fact": "pkg.sglang.version", "op": "version", "value": "==0.5.8"}
+    assert spec == {"fact": "pkg.sglang.version", "op": "version", "value": ">=0.5.8,<=0.5.8.post1"}
     facts = {"packages": {"sglang": {"installed": True, "version": "0.5.8.post1"}}}
     ctx = Context(facts=facts, manifests=MANIFESTS)  # type: ignore[arg-type]
-    assert predicate_holds(spec, ctx, None) is None
+    assert predicate_holds(spec, ctx, None) is True
+    assert predicate_holds({**spec, "value": "==0.5.8"}, ctx, None) is None  # (the engine's reading of `==V` stays)
