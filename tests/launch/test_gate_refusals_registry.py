@@ -457,6 +457,10 @@ TILELANG_KERNEL = (
 # a rule judged unknown (igap16): deepep_v2's direct mode across nodes where the help text calls direct single-node
 # NVLink and no check refuses it yet (0.5.19-0.5.21)
 DIRECT_UNREAD = "deepep-v2-direct-multinode-unread"
+# imend4: no check raises for it by name; argparse offers 'modelopt' while the quantization registry lacks the key
+# (0.5.3.post1-0.5.3.post3), so ModelConfig's verification raises for an unknown method
+MODELOPT_UNREGISTERED = "modelopt-unregistered-053-posts"
+QUANT_REGISTRY = "sglang/srt/layers/quantization/__init__.py"
 DIRECT_HELP = "`direct` (single-node NVLink)"
 TILELANG_ARG_CHECKS = ("only support an fp8_e4m3 KV", "CUDA TileLang FP8 KV requires both DSA backends to be tilelang")
 # what a range's extra conditions (`also`) stand for in the wheel
@@ -725,6 +729,12 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             help_text = any(DIRECT_HELP in body for body in code.values())
             checked = any(CHECK_TEXT["deepep-v2-direct-multinode"] in body for body in code.values())
             assert (help_text and not checked) is bool(entry["applies"]), version
+            continue
+        if rule["id"] == MODELOPT_UNREGISTERED:  # offered by argparse, not a key of the registry
+            args = "".join(body for name, body in code.items() if name.endswith("server_args.py"))
+            offered = re.search(r"QUANTIZATION_CHOICES = \[[^\]]*\"modelopt\",", args) is not None
+            registered = '"modelopt": ' in "".join(module(version, QUANT_REGISTRY).values())
+            assert (offered and not registered) is bool(entry["applies"]), version
             continue
         if rule["id"] == TILELANG_CUDA_KERNEL:  # the kernel's CUDA branch, and no argument check before it
             checked = any(text in body for text in TILELANG_ARG_CHECKS for body in code.values())
