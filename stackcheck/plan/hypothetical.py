@@ -13,7 +13,7 @@ from stackcheck.facts.versions import parse_version, public, version_in
 from stackcheck.knowledge.loader import Manifests
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.deps import EVERY, feature_components, predicate_components
-from stackcheck.plan.solver import Choice, Stack, pinned_additions, pinned_companions
+from stackcheck.plan.solver import Choice, Stack, pinned_additions, pinned_companions, ranged_additions
 from stackcheck.verdicts.context import Context, SharedOutcomes
 from stackcheck.verdicts.engine import evaluate_check, evaluate_feature, feature_ok_or_rule, rules_hold
 from stackcheck.verdicts.engine import prepare as prepare_rules
@@ -278,6 +278,12 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         # no marker (pinned_additions)
         for name, version in pinned_additions(choice.release, pkgs).items():
             pkgs[name] = _pkg(version, None, None)
+            changed.append(name)
+        # a ranged requirement (sglang 0.5.17's quack-kernels>=0.6.1) installs one release of the range, which one
+        # is not known: installed, its version unknown (a rule that reads the version is unknown, never passed)
+        for name, spec in ranged_additions(choice.release, pkgs).items():
+            why = f"installed by the plan's SGLang step: sglang {choice.version} requires {name}{spec}, pip's release"
+            pkgs[name] = {"installed": True, "version": None, "error": why + " of it is not known"}
             changed.append(name)
     out["packages"] = pkgs
     binaries = facts.get("binaries")

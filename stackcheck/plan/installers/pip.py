@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from stackcheck.facts.model import KERNEL_MODULE
 from stackcheck.plan.installers.interface import Install, q
-from stackcheck.plan.solver import Box, Choice, Stack, find_release, pinned_additions, pinned_companions
+from stackcheck.plan.solver import (
+    Box,
+    Choice,
+    Stack,
+    find_release,
+    pinned_additions,
+    pinned_companions,
+    ranged_additions,
+)
 from stackcheck.verdicts.context import Context
 
 
@@ -86,4 +94,7 @@ def install_sglang(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Inst
         warnings.append(f"pip also replaces {name} {old} with {version} ({pin})")
     for name, version in sorted(pinned_additions(choice.release, packages).items()):
         warnings.append(f"pip also installs {name} {version} (sglang {choice.version} pins {name}=={version})")
+    for name, spec in sorted(ranged_additions(choice.release, packages).items()):
+        picks = "the release pip picks is not known here"
+        warnings.append(f"pip also installs {name} (sglang {choice.version} requires {name}{spec}; {picks})")
     return Install((f"pip install {q(f'sglang=={choice.version}')}",), tuple(warnings))
