@@ -43,17 +43,17 @@ def install_torch(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Insta
         if not nccl.read:  # the variant's nccl_read says how (another build of the release, the wheels' symbols)
             how = "inferred: this build's own wheel was not read, see the variant's `nccl_read`"
         cmds.insert(0, f"pip uninstall -y {q(nccl.remove)}")
+        left = f"{nccl.remove}{f' {old}' if old else ''}"
         text = (
-            f"{pin} ({how}; components.json, torch's variant `nccl`): pip installs it and leaves {nccl.remove}"
-            f"{f' {old}' if old else ''} installed, and both write nvidia/nccl/lib/libnccl.so.2 (check nccl, rule "
-            f"one-nccl-wheel: 'undefined symbol ncclCommResume'); {nccl.remove} is uninstalled first, since "
-            "uninstalling it after torch would delete the new wheel's copy of that file"
+            f"{pin} ({how}; components.json, torch's variant `nccl`): the torch install brings it and leaves {left} "
+            "installed, and both write nvidia/nccl/lib/libnccl.so.2 (check nccl, rule one-nccl-wheel: 'undefined "
+            f"symbol ncclCommResume'); {nccl.remove} is uninstalled first, since uninstalling it after torch would "
+            "delete the new wheel's copy of that file"
         )
         if nccl.reinstall:
             cmds.append(f"pip install --force-reinstall --no-deps {q(f'{nccl.wheel}=={nccl.pin}')}")
-            text += (
-                f"; whether {nccl.wheel} is installed already is not known (pip would keep it), so it is reinstalled"
-            )
+            known = "is not known (one at the pin is kept)"
+            text += f"; whether {nccl.wheel} is installed already {known}, so it is reinstalled"
         warnings.append(text)
     return Install(tuple(cmds), tuple(warnings))
 
