@@ -26,8 +26,8 @@ EVERY = frozenset({"driver", "toolkit", "torch", "kernel", "flashinfer", "sglang
 
 #: package -> the component whose choice rewrites its entry (and its binaries and gate tables); the other
 #: packages are the box's in every hypothetical stack. Triton follows torch's pin (a torch step brings it there:
-#: hypothetical.torch_triton), and so do the NCCL wheels (hypothetical.torch_nccl_wheel: the installed one of the new
-#: torch's CUDA major goes to its pin; ifc46)
+#: hypothetical.torch_triton), and so do the NCCL wheels (hypothetical.torch_nccl_step: the one of the new torch's CUDA
+#: major goes to its pin, ifc46, installed where it was not; the other major's is uninstalled, igap52)
 PACKAGE_COMPONENT: Mapping[str, str] = {
     "torch": "torch",
     "triton": "torch",

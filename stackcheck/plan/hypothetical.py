@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import parse_version, public, version_in
 from stackcheck.knowledge.loader import Manifests
-from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.plan.deps import EVERY, feature_components, predicate_components
-from stackcheck.plan.solver import Choice, Stack, pinned_additions, pinned_companions
+from stackcheck.plan.solver import Choice, Stack, pinned_additions, pinned_companions, ranged_additions
 from stackcheck.verdicts.context import Context, SharedOutcomes
 from stackcheck.verdicts.engine import evaluate_check, evaluate_feature, feature_ok_or_rule, rules_hold
 from stackcheck.verdicts.engine import prepare as prepare_rules
@@ -246,10 +246,14 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         if triton is not None:  # pip install torch==V brings Triton to V's pin (Requires-Dist): Triton's ptxas
             pkgs["triton"] = triton
             changed.append("triton")
-        nccl = torch_nccl_wheel(choice, pkgs)
-        if nccl is not None:  # and its NCCL wheel to V's pin (nvidia-nccl-cuNN==P, the variant's `nccl`)
-            pkgs[nccl[0]] = nccl[1]
-            changed.append(nccl[0])
+        nccl = torch_nccl_step(choice, pkgs)
+        if nccl is not None:  # and its NCCL wheel to V's pin (nvidia-nccl-cuNN==P, the variant's `nccl`), with the
+            if nccl.entry is not None:  # other CUDA major's wheel uninstalled first by the step (igap52)
+                pkgs[nccl.wheel] = nccl.entry
+                changed.append(nccl.wheel)
+            if nccl.remove is not None:
+                pkgs[nccl.remove] = {"installed": False}
+                changed.append(nccl.remove)
     elif choice.component == "kernel":
         for other in KERNEL_PACKAGES:
             if other != choice.name and isinstance(pkgs.get(other), dict) and pkgs[other].get("installed"):
@@ -279,6 +283,12 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         for name, version in pinned_additions(choice.release, pkgs).items():
             pkgs[name] = _pkg(version, None, None)
             changed.append(name)
+        # a ranged requirement (sglang 0.5.17's quack-kernels>=0.6.1) installs one release of the range, which one
+        # is not known: installed, its version unknown (a rule that reads the version is unknown, never passed)
+        for name, spec in ranged_additions(choice.release, pkgs).items():
+            why = f"installed by the plan's SGLang step: sglang {choice.version} requires {name}{spec}, pip's release"
+            pkgs[name] = {"installed": True, "version": None, "error": why + " of it is not known"}
+            changed.append(name)
     out["packages"] = pkgs
     binaries = facts.get("binaries")
     if isinstance(binaries, dict) and any(n in binaries for n in changed):
@@ -290,22 +300,56 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
     return out  # type: ignore[return-value]
 
 
-def torch_nccl_wheel(choice: Choice, pkgs: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """(name, entry) of torch's NCCL wheel after `pip install torch==V+VARIANT`: the installed nvidia-nccl-cuNN of the
-    variant's CUDA major at the release the variant pins (components.json `nccl`, its METADATA's ==), or None where
-    the variant states no pin, that wheel is not installed or is already at the pin (ifc46: rule
-    torch-nccl-wheel-pin-cuNN)."""
+class NcclStep(NamedTuple):
+    """What a torch step does to the NCCL wheels (torch_nccl_step). (A NamedTuple: no dataclasses import.)"""
+
+    wheel: str  # nvidia-nccl-cuNN of torch's CUDA major, which the new torch requires
+    pin: str  # the release it requires (components.json, the variant's `nccl`)
+    entry: dict[str, Any] | None  # that wheel's entry after the step; None: unchanged (installed at the pin already)
+    remove: str | None  # the other CUDA major's wheel, installed: the step uninstalls it before installing torch
+    reinstall: bool  # the wheel not named by the facts (maybe at the pin): reinstalled after the removal
+    read: bool  # the pin was read in this build's own wheel (False: inferred, the variant's `nccl_read` says how)
+
+
+#: the NCCL wheel of the other CUDA major, which writes the same nvidia/nccl/lib/libnccl.so.2 (check nccl's rule
+#: one-nccl-wheel: read in nvidia-nccl-cu12 2.27.3's and nvidia-nccl-cu13 2.28.9's RECORD)
+_OTHER_NCCL = {"12": "nvidia-nccl-cu13", "13": "nvidia-nccl-cu12"}
+
+
+def torch_nccl_step(choice: Choice, pkgs: Mapping[str, Any]) -> NcclStep | None:
+    """The NCCL wheels after `pip install torch==V+VARIANT` (None: no change, or the variant states no pin).
+
+    The variant's wheel requires nvidia-nccl-cuNN==P of its CUDA major (components.json `nccl`, its METADATA's
+    Requires-Dist: torch 2.14.1+cu130 nvidia-nccl-cu13==2.30.7), so pip brings that wheel to P: an installed one of
+    another release (ifc46), and one listed as not installed or not named at all is installed (igap52). pip leaves the
+    other CUDA major's wheel in place, and both write nvidia/nccl/lib/libnccl.so.2 (one-nccl-wheel: 'undefined symbol
+    ncclCommResume'): where the step's install is what adds torch's wheel beside it (torch's not installed before),
+    the step uninstalls the other first (`remove`), since uninstalling it after torch would delete the new wheel's copy
+    of the file (pip removes what the wheel's RECORD lists). Where torch's wheel is not named by the facts it may be
+    there at P already, which pip keeps with its file deleted by the removal: the step reinstalls it (`reinstall`).
+    Both installed before the step: left as they are (the check stays failing after the plan, its fix by hand)."""
     variants = choice.release.get("variants") if isinstance(choice.release, Mapping) else None
-    pin = next((v.get("nccl") for v in variants or [] if isinstance(v, Mapping) and v.get("variant") == choice.variant),
-               None)  # fmt: skip
+    record = next((v for v in variants or [] if isinstance(v, Mapping) and v.get("variant") == choice.variant), None)
+    pin = record.get("nccl") if record is not None else None
     major = str(choice.cuda or "").split(".")[0]
-    if not isinstance(pin, str) or major not in ("12", "13"):
+    if not isinstance(pin, str) or not pin or major not in _OTHER_NCCL:
         return None
-    name = f"nvidia-nccl-cu{major}"
-    have = pkgs.get(name)
-    if not isinstance(have, Mapping) or not have.get("installed") or have.get("version") == pin:
+    name, other = f"nvidia-nccl-cu{major}", _OTHER_NCCL[major]
+    have, there = pkgs.get(name), pkgs.get(other)
+    installed = isinstance(have, Mapping) and bool(have.get("installed"))
+    remove = other if isinstance(there, Mapping) and there.get("installed") and not installed else None
+    entry: dict[str, Any] | None
+    if installed and isinstance(have, Mapping) and have.get("version") == pin:
+        entry = None
+    elif installed and isinstance(have, Mapping):
+        entry = {**have, "version": pin, "dist_version": pin}
+    else:
+        entry = _pkg(pin, None, None)
+    if entry is None and remove is None:
         return None
-    return name, {**have, "version": pin, "dist_version": pin}
+    read_note = record.get("nccl_read") if record is not None else None
+    read = not (isinstance(read_note, Mapping) and read_note.get("inferred"))
+    return NcclStep(name, pin, entry, remove, remove is not None and not isinstance(have, Mapping), read)
 
 
 def torch_triton(release: Mapping[str, Any], have: Any, ctx: Context) -> dict[str, Any] | None:

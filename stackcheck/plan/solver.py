@@ -701,16 +701,34 @@ def pinned_additions(release: Mapping[str, Any], packages: Mapping[str, Any]) ->
     under the runtime-common extra, which the plain install does not pull), a release whose pins were not read
     (inferred with no `requires_read`, as stackcheck.facts.implied), and a package the facts do not name (not known
     to be absent)."""
+    return {name: spec[2:].strip() for name, spec in _pins_not_installed(release, packages).items() if _exact(spec)}
+
+
+def ranged_additions(release: Mapping[str, Any], packages: Mapping[str, Any]) -> dict[str, str]:
+    """The packages an SGLang release requires with a range (components.json `requires`, not '==V': sglang 0.5.17's
+    'quack-kernels>=0.6.1') that the packages probe listed as not installed, under pinned_additions' other conditions:
+    name -> the specifier. `pip install sglang==R` installs one release of the range, which one is not known here
+    (the newest on the index the day it runs): after the step it is installed, its version unknown (igap52)."""
+    return {name: spec for name, spec in _pins_not_installed(release, packages).items() if not _exact(spec)}
+
+
+def _exact(spec: str) -> bool:
+    """'==V' with one version (no other clause, no wildcard)."""
+    return spec.startswith("==") and "," not in spec and "*" not in spec and bool(spec[2:].strip())
+
+
+def _pins_not_installed(release: Mapping[str, Any], packages: Mapping[str, Any]) -> dict[str, str]:
+    """pinned_additions' and ranged_additions' common part: name -> the stripped specifier of each requirement of
+    the release without a marker, other than the planner's own components, on a package listed as not installed."""
     if release.get("inferred") and "requires_read" not in release:
         return {}
     markers = (release.get("requires_read") or {}).get("markers") or {}
     out: dict[str, str] = {}
     for name, spec in (release.get("requires") or {}).items():
         text = str(spec).strip()
-        if name in _OWN_PINS or name in markers or not text.startswith("==") or "," in text or "*" in text:
+        if name in _OWN_PINS or name in markers or not text:
             continue
-        version = text[2:].strip()
         have = packages.get(name)
-        if version and isinstance(have, Mapping) and have.get("installed") is False:
-            out[str(name)] = version
+        if isinstance(have, Mapping) and have.get("installed") is False:
+            out[str(name)] = text
     return out

@@ -143,7 +143,9 @@ def test_cli_against_the_shipped_data(tmp_path: Path) -> None:
     # a known release: nothing disagrees (facts the data lacks would be listed with "+" and exit 1)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     assert "    ≠ " not in proc.stdout
-    assert "pins  13 same" in proc.stdout and "torch==2.14.1 (line 281)" in proc.stdout
+    assert "pins  16 same" in proc.stdout and "torch==2.14.1 (line 281)" in proc.stdout
+    # (igap52: quack-kernels, tilelang and nvidia-mathdx, recorded as read)
+    assert "quack-kernels==0.6.5 (line 264)" in proc.stdout and "tilelang==0.1.12 (line 277)" in proc.stdout
     assert "transformers==5.19.0 (line 287)" in proc.stdout  # (igap30: the transformers pin, recorded as read)
     valid = subprocess.run([sys.executable, "-m", "stackcheck", "manifests", "validate", str(out)],
                            capture_output=True, text=True, timeout=300, env=env, check=False)  # fmt: skip

@@ -99,7 +99,7 @@ def test_the_torch_nccl_fact(tmp_path: Path) -> None:
 
 def test_the_plans_torch_step_brings_the_wheel_to_the_pin() -> None:
     from stackcheck.knowledge.loader import load
-    from stackcheck.plan.hypothetical import torch_nccl_wheel
+    from stackcheck.plan.hypothetical import torch_nccl_step
 
     release = next(r for r in load().releases("torch") if r["version"] == "2.14.1")
 
@@ -108,11 +108,14 @@ def test_the_plans_torch_step_brings_the_wheel_to_the_pin() -> None:
 
     _Choice.release = release  # type: ignore[attr-defined]
     have: dict[str, Any] = {"nvidia-nccl-cu13": {"installed": True, "version": "2.27.7", "location": "/x"}}
-    got = torch_nccl_wheel(_Choice, have)  # type: ignore[arg-type]
-    assert got is not None and got[0] == "nvidia-nccl-cu13" and got[1]["version"] == "2.30.7", got
-    assert got[1]["location"] == "/x"
-    assert torch_nccl_wheel(_Choice, {"nvidia-nccl-cu13": {"installed": False}}) is None  # type: ignore[arg-type]
-    assert torch_nccl_wheel(_Choice, {"nvidia-nccl-cu13": got[1]}) is None  # type: ignore[arg-type]
+    got = torch_nccl_step(_Choice, have)  # type: ignore[arg-type]
+    assert got is not None and got.wheel == "nvidia-nccl-cu13" and got.entry is not None, got
+    assert got.entry["version"] == "2.30.7" and got.entry["location"] == "/x"
+    assert got.remove is None and not got.reinstall
+    # igap52: one listed as not installed is installed at the pin (pip install torch brings it: its Requires-Dist)
+    added = torch_nccl_step(_Choice, {"nvidia-nccl-cu13": {"installed": False}})  # type: ignore[arg-type]
+    assert added is not None and added.entry is not None and added.entry["version"] == "2.30.7"
+    assert torch_nccl_step(_Choice, {"nvidia-nccl-cu13": got.entry}) is None  # type: ignore[arg-type]
 
 
 def _nm(lib: Path, *args: str) -> set[str]:

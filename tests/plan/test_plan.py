@@ -86,6 +86,11 @@ def test_plan_case(case: Path, tmp_path: Path) -> None:
         assert steps[comp]["from"] == frm
     for comp, text in (expected.get("commands_contain") or {}).items():
         assert any(text in c for c in steps[comp]["commands"]), steps[comp]["commands"]
+    for comp, first in (expected.get("commands_first") or {}).items():  # igap52: what must run before the install
+        assert steps[comp]["commands"][0] == first, steps[comp]["commands"]
+    if expected.get("no_command_contains"):
+        text = expected["no_command_contains"]
+        assert not [c for s in plan["steps"] for c in s["commands"] if text in c], plan["steps"]
     for comp, texts in (expected.get("warnings_contain") or {}).items():
         for text in texts:
             assert any(text in w for w in steps[comp]["warnings"]), steps[comp]["warnings"]

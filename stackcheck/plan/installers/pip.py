@@ -5,8 +5,17 @@ version (flashinfer-cubin, flashinfer-jit-cache), and SGLang."""
 from __future__ import annotations
 
 from stackcheck.facts.model import KERNEL_MODULE
+from stackcheck.plan.hypothetical import torch_nccl_step
 from stackcheck.plan.installers.interface import Install, q
-from stackcheck.plan.solver import Box, Choice, Stack, find_release, pinned_additions, pinned_companions
+from stackcheck.plan.solver import (
+    Box,
+    Choice,
+    Stack,
+    find_release,
+    pinned_additions,
+    pinned_companions,
+    ranged_additions,
+)
 from stackcheck.verdicts.context import Context
 
 
@@ -19,9 +28,34 @@ def _index(ctx: Context, name: str, variant: str | None) -> str | None:
 
 
 def install_torch(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Install:
+    """torch from its variant's index; where the box has the NCCL wheel of the other CUDA major, that wheel is
+    uninstalled first and torch's own reinstalled if pip would keep it (hypothetical.torch_nccl_step, igap52)."""
     url = _index(ctx, "torch", choice.variant)
     cmd = f"pip install {q(f'torch=={choice.version}')}"
-    return Install((cmd + (f" --index-url {q(url)}" if url else ""),))
+    cmds = [cmd + (f" --index-url {q(url)}" if url else "")]
+    warnings: list[str] = []
+    nccl = torch_nccl_step(choice, ctx.facts.get("packages") or {})
+    if nccl is not None and nccl.remove is not None:
+        packages = ctx.facts.get("packages") or {}
+        old = (packages.get(nccl.remove) or {}).get("version")
+        pin = f"torch {choice.version}+{choice.variant} requires {nccl.wheel}=={nccl.pin}"
+        how = "the Requires-Dist of its wheel's METADATA"
+        if not nccl.read:  # the variant's nccl_read says how (another build of the release, the wheels' symbols)
+            how = "inferred: this build's own wheel was not read, see the variant's `nccl_read`"
+        cmds.insert(0, f"pip uninstall -y {q(nccl.remove)}")
+        left = f"{nccl.remove}{f' {old}' if old else ''}"
+        text = (
+            f"{pin} ({how}; components.json, torch's variant `nccl`): the torch install brings it and leaves {left} "
+            "installed, and both write nvidia/nccl/lib/libnccl.so.2 (check nccl, rule one-nccl-wheel: 'undefined "
+            f"symbol ncclCommResume'); {nccl.remove} is uninstalled first, since uninstalling it after torch would "
+            "delete the new wheel's copy of that file"
+        )
+        if nccl.reinstall:
+            cmds.append(f"pip install --force-reinstall --no-deps {q(f'{nccl.wheel}=={nccl.pin}')}")
+            known = "is not known (one at the pin is kept)"
+            text += f"; whether {nccl.wheel} is installed already {known}, so it is reinstalled"
+        warnings.append(text)
+    return Install(tuple(cmds), tuple(warnings))
 
 
 def install_kernel(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Install:
@@ -86,4 +120,7 @@ def install_sglang(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Inst
         warnings.append(f"pip also replaces {name} {old} with {version} ({pin})")
     for name, version in sorted(pinned_additions(choice.release, packages).items()):
         warnings.append(f"pip also installs {name} {version} (sglang {choice.version} pins {name}=={version})")
+    for name, spec in sorted(ranged_additions(choice.release, packages).items()):
+        picks = "the release pip picks is not known here"
+        warnings.append(f"pip also installs {name} (sglang {choice.version} requires {name}{spec}; {picks})")
     return Install((f"pip install {q(f'sglang=={choice.version}')}",), tuple(warnings))
