@@ -1395,7 +1395,9 @@ def _entry_free_values(
     # dsa (no attention flag at all), else the equal split or SGLang's own pick (_AutoBackend), for the rule on the
     # DeepSeek MLA forward's DCP decode (it unpacks an LSE the decode backend must return)
     values["mla_dcp_decode_backend"] = _decode_side(values)
-    values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
+    # (irev72: --enable-hicache, 0.5.23's alias of the flag, one dest: arg_groups/fields/memory.py:98-101)
+    values["hierarchical_cache"] = any(f in values["flags_given"] for f in ("--enable-hierarchical-cache",
+                                                                           "--enable-hicache"))  # fmt: skip
     # ifc53: whether a flag given bounds HiCache's host pool or the device pool it is sized from (--hicache-size,
     # --hicache-ratio, --mem-fraction-static, --max-total-tokens), for the rule on the host pool of a GPU whose memory
     # is the host's (GB10): without one, SGLang asks for twice the device pool in host memory
