@@ -1007,6 +1007,20 @@ def _nvshmem_majors(facts: Mapping[str, Any]) -> list[int]:
 STORAGE_CONFIG_CHECK = "storage-config"
 
 
+def _address(value: object) -> bool:
+    """Whether a Mooncake store configuration value is an address: a string with more than spaces in it."""
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _no_address(where: str, config: Mapping[str, Any], keys: list[str]) -> str:
+    """The message of a configuration that names the store's keys with no address in any (irev72): SGLang tests only
+    that a key is there (from_file: 0.5.6 mooncake_store.py:67, 0.5.23 :152-158; the extra config: not None) and hands
+    the value to Mooncake's setup, whose outcome was not read."""
+    given = ", ".join(f"{k}={config.get(k)!r}" for k in keys if k in config)
+    return (f"{where} gives {given}: SGLang takes the key as the store's configuration and hands that value to "
+            "Mooncake's setup as the address, and what Mooncake does with it was not read")  # fmt: skip
+
+
 def check_storage_config(
     storage: str | None,
     extra_config: str | None,
@@ -1058,9 +1072,12 @@ def check_storage_config(
                           "JSON object this check reads (a file or other text): whether it names the store is not "
                           "known")  # fmt: skip
         if any(parsed.get(k) is not None for k in keys):
-            return result(
-                "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
-            )
+            if any(_address(parsed.get(k)) for k in keys):
+                return result(
+                    "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
+                )
+            return result("unknown", "extra config names the store with no address", _no_address(
+                "--hicache-storage-backend-extra-config", parsed, keys))  # fmt: skip
     known = _version_in(sglang_version, str(entry.get("versions", ""))) is True
     if not known:
         return result("unknown", "no configuration given", f"SGLang's release is not known; {entry.get('message')}")
@@ -1069,9 +1086,12 @@ def check_storage_config(
         how, got = read_config_file(path) if read_config_file is not None and path else ("missing", "an empty path")
         wanted = [str(k) for k in file_keys] if isinstance(file_keys, list) else keys
         if how == "read" and isinstance(got, dict) and any(k in got for k in wanted):
-            if isinstance(file_keys, list) or any(got.get(k) is not None for k in wanted):
+            if any(_address(got.get(k)) for k in wanted):
                 return result("ok", f"{file_env} names a file with {' or '.join(k for k in wanted if k in got)}",
                               f"the store is named by the file {file_env} names")  # fmt: skip
+            if isinstance(file_keys, list):  # (irev72: the key is there, its value no address: passed as ok before)
+                return result("unknown", f"{file_env} names a file with no address", _no_address(
+                    f"the file {file_env} names ({path!r})", got, wanted))  # fmt: skip
         if how == "unread" or (how == "read" and not isinstance(file_keys, list)):
             why = got if how == "unread" else f"it holds no {' or '.join(wanted)} and this release does not check it"
             return result("unknown", f"{file_env} file not read", f"SGLang {sglang_version} reads the store's "
