@@ -689,6 +689,25 @@ def _api_modules(
     return installed
 
 
+def _first_not_given(entry: Mapping[str, Any], package: Mapping[str, Any], facts: Mapping[str, Any]) -> list[str]:
+    """The backends a forwarder of backend_runtime_library's forwarder_versions takes first (`unless_installed`:
+    nixl_cu13 for nixl 0.7.1-1.0.1) whose being installed the facts do not give, where none of them is given as
+    installed (irev72: the API floor was judged on nixl-cu12 alone, a report without nixl-cu13 passed)."""
+    lib = entry.get("backend_runtime_library")
+    if not isinstance(lib, Mapping):
+        return []
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    if _version_in(version, str(lib.get("forwarder_versions"))) is not True or _local_build(version, package):
+        return []
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    first = [str(d) for d in lib.get("unless_installed") or ()]
+    if any(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in first):
+        return []  # (the one taken is known)
+    return [d for d in first if not (isinstance(listed.get(d), Mapping) and listed[d].get("installed") is False)]
+
+
 def _api_floor_result(
     check: str,
     api: Mapping[str, Any],
@@ -717,12 +736,14 @@ def _api_floor_result(
     required = f"{entry.get('module')} from a release >= {floor}"
     fits = [_version_in(p.get("version") if isinstance(p.get("version"), str) else None, f">={floor}")
             for _, p in modules or ()]  # fmt: skip
-    if modules is not None and all(f is True for f in fits):
+    unsure = _first_not_given(entry, package, facts)
+    if modules is not None and all(f is True for f in fits) and not unsure:
         return None
     msg = str(api.get("message")).replace("{found}", found).replace("{floor}", floor)
-    if modules and all(f is False for f in fits) and applies is True:
+    if modules and all(f is False for f in fits) and applies is True and not unsure:
         return CheckResult(check, "fail", f"{found} installed", required, msg, source, subject)
     why = ("SGLang's release is not given" if applies is None else
+           f"whether {' or '.join(unsure)} is installed, which {dist} takes first, is not given" if unsure else
            "which one the import takes is not read" if modules is not None and False in fits else
            "the installed release is not given")  # fmt: skip
     return CheckResult(check, "unknown", f"{found} installed", required, f"{msg} (not settled: {why})", source,
