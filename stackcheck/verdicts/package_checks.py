@@ -647,9 +647,17 @@ def _first_backend_library_result(
     listed = packages if isinstance(packages, Mapping) else {}
     backend = str(lib.get("distribution"))
     own = listed.get(backend)
-    if not (isinstance(own, Mapping) and own.get("installed") is True):
+    if isinstance(own, Mapping) and own.get("installed") is True:
+        return _runtime_library_result(check, lib, own, backend, facts, subject)
+    if isinstance(own, Mapping) and own.get("installed") is False:
         return None
-    return _runtime_library_result(check, lib, own, backend, facts, subject)
+    # (irev72: whether the backend is installed is not given: passed over as not installed before)
+    got = _runtime_library_result(check, lib, {}, backend, facts, subject)
+    if got is None:
+        return None
+    return CheckResult(check, "unknown", f"{dist} {raw} installed; whether {backend} is installed not given",
+                       got.required, f"{subject}: {dist} {raw} takes {backend} first where it is installed, and "
+                       f"whether it is was not given; {got.message}", got.source, subject)  # fmt: skip
 
 
 def _api_modules(

@@ -52,3 +52,18 @@ def test_nixl_cu13_given_is_judged_as_before(packages: dict[str, Any], status: s
 
 def test_sglang_before_the_import_is_not_judged_on_the_floor() -> None:
     assert _status({"nixl": _pkg("1.0.1"), "nixl-cu12": _pkg("1.0.1")}, sglang="0.5.14") == "ok"
+
+
+def test_nixl_cu13_not_given_without_libcudart_13_is_unknown_before_the_floor() -> None:
+    # nixl-cu13's UCX module NEEDs libcudart.so.13 (first_backend_runtime_library): with a CUDA 12 torch and no such
+    # library, a nixl-cu13 the report does not mention may be the backend taken (before: ok on SGLang 0.5.14)
+    libs = {**LIBS, "libcudart.so.13": None}
+    listed = {"nixl": _pkg("1.0.1"), "nixl-cu12": _pkg("1.0.1"),
+              "torch": {"installed": True, "version": "2.9.0", "cuda": "12.8"}}  # fmt: skip
+    got = check_transfer_package("transfer_backend", "nixl", "nixl", {"packages": listed, "cuda_libs": libs}, DATA,
+                                 "0.5.14")  # fmt: skip
+    assert got is not None and got.status == "unknown", got
+    listed["nixl-cu13"] = {"installed": False}
+    got = check_transfer_package("transfer_backend", "nixl", "nixl", {"packages": listed, "cuda_libs": libs}, DATA,
+                                 "0.5.14")  # fmt: skip
+    assert got is not None and got.status == "ok", got
