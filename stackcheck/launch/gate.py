@@ -212,7 +212,7 @@ def find_launch(
     if entry is not None:
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
-    policy = _env_policy(argv, 0) if argv else None
+    policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0) if argv else None
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
@@ -270,7 +270,7 @@ def find_launch(
                 return inner
             break
         shell = shell or prog in _C_RUNNERS
-        policy = policy or _env_policy(argv, i)
+        policy = policy or _env_policy(argv, i, env)
         root = root or _root_change(argv, i)
     return None, list(argv[1:]), dict(env)
 
@@ -320,9 +320,11 @@ ENV_POLICY_SOURCES = [
 ]  # fmt: skip
 
 
-def _env_policy(argv: Sequence[str], i: int) -> str | None:
+def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = None) -> str | None:
     """The ENV_POLICY program `argv[i]` is, None for any other word (and for `systemd-run --scope`, which runs the
-    command itself with the caller's environment: systemd-run(1); and for srun without an --export other than ALL)."""
+    command itself with the caller's environment: systemd-run(1); and for srun without an --export other than ALL,
+    where none is given on its command line either in SLURM_EXPORT_ENV of `env`, the environment srun starts with:
+    srun(1) "SLURM_EXPORT_ENV: Same as --export", irev72)."""
     prog = os.path.basename(argv[i])
     if prog not in ENV_POLICY or (prog == "systemd-run" and "--scope" in argv[i + 1 :]):
         return None
@@ -330,6 +332,8 @@ def _env_policy(argv: Sequence[str], i: int) -> str | None:
         rest = argv[i + 1 :]
         exports = [w.split("=", 1)[1] if "=" in w else (rest[k + 1] if k + 1 < len(rest) else "")
                    for k, w in enumerate(rest) if w == "--export" or w.startswith("--export=")]  # fmt: skip
+        if not exports and env is not None and "SLURM_EXPORT_ENV" in env:
+            exports = [env["SLURM_EXPORT_ENV"]]
         if not exports or all(e == "ALL" for e in exports):
             return None
     return prog

@@ -1250,5 +1250,8 @@ def _storage_config_reader(view: Any, cwd: str | bool, live: bool) -> Callable[[
             return ("read", json.loads(raw.decode("utf-8")))
         except ValueError:
             return ("missing", f"{path} is not JSON (json.load raises: RuntimeError 'Failed to load config')")
+        except RecursionError:  # (irev72: nested deeper than the interpreter's limit; a traceback before)
+            return ("unread", f"{path} nests deeper than this reader goes (whether the server's json.load does is "
+                    "not known)")  # fmt: skip
 
     return read

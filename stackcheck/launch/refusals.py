@@ -1137,9 +1137,6 @@ def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
     return xqa.pop() if len(xqa) == 1 else _UNKNOWN
 
 
-_HICACHE_POOL_BOUNDS = ("--hicache-size", "--hicache-ratio", "--mem-fraction-static", "--max-total-tokens")
-
-
 def launch_values(
     d: Derived,
     mapping: Mapping[str, Any],
@@ -1398,11 +1395,13 @@ def _entry_free_values(
     # dsa (no attention flag at all), else the equal split or SGLang's own pick (_AutoBackend), for the rule on the
     # DeepSeek MLA forward's DCP decode (it unpacks an LSE the decode backend must return)
     values["mla_dcp_decode_backend"] = _decode_side(values)
-    values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
+    # (irev72: --enable-hicache, 0.5.23's alias of the flag, one dest: arg_groups/fields/memory.py:98-101)
+    values["hierarchical_cache"] = any(f in values["flags_given"] for f in ("--enable-hierarchical-cache",
+                                                                           "--enable-hicache"))  # fmt: skip
     # ifc53: whether a flag given bounds HiCache's host pool or the device pool it is sized from (--hicache-size,
     # --hicache-ratio, --mem-fraction-static, --max-total-tokens), for the rule on the host pool of a GPU whose memory
     # is the host's (GB10): without one, SGLang asks for twice the device pool in host memory
-    values["hicache_host_pool_bounded"] = any(flag in values["flags_given"] for flag in _HICACHE_POOL_BOUNDS)
+    values["hicache_host_pool_bounded"] = _hicache_host_pool_bounded(d, declared, values)
     # igap49: --hicache-host-memory-mode as given (None: not given, SGLang's default cache) and whether attention runs
     # in more than one data-parallel group (SGLang 0.5.22-0.5.23's attn_dp_enabled), for the rules on what SGLang's
     # argument checks refuse beside --enable-lmcache
@@ -1493,6 +1492,41 @@ def _entry_free_values(
                 values[fact] = dwdp
     values["dwdp_conflicts"] = _dwdp_conflicts(d, declared, values)
     return values
+
+
+def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Mapping[str, Any]) -> Any:
+    """Whether a flag given bounds HiCache's host pool or the device pool it is sized from (ifc53):
+    --mem-fraction-static or --max-total-tokens given, a --hicache-size above 0, or a --hicache-ratio below SGLang's
+    default 2.0. irev72: a
+    --hicache-size of 0 or less is SGLang's default (the pool is sized from the ratio: 0.5.18 mem_cache/pool_host/
+    base.py:119-124, 0.5.1 memory_pool_host.py:74-77, 0.5.23 pool_host/base.py:221-226) and a ratio of 2.0 or more asks
+    for at least the default pool, so neither bounds it (both were taken as bounds); unknown where a value given is no
+    number."""
+    given = values.get("flags_given")
+    if isinstance(given, _GivenFlags) and any(f in given for f in ("--mem-fraction-static", "--max-total-tokens")):
+        return True
+    unread: list[str] = []
+    size_raw = option_value(d.sglang_args, ("--hicache-size",), declared)
+    if size_raw is not None:
+        text = size_raw.strip()
+        size = whole_number(text[1:] if text[:1] in ("-", "+") else text, None, ascii_only=True)
+        if size is None:
+            unread.append(f"--hicache-size {size_raw!r}")
+        elif size > 0 and text[:1] != "-":
+            return True  # (the size overrides the ratio)
+    ratio_raw = option_value(d.sglang_args, ("--hicache-ratio",), declared)
+    if ratio_raw is not None:
+        try:
+            ratio: float | None = float(ratio_raw)
+        except ValueError:
+            ratio = None
+        if ratio is None:
+            unread.append(f"--hicache-ratio {ratio_raw!r}")
+        elif ratio < 2.0:
+            return True
+    if unread:
+        return _Judged(None, ", ".join(unread), missing="the host pool's size, whose flag is no number")
+    return False
 
 
 def _dwdp_conflicts(d: Derived, declared: set[str] | None, values: Mapping[str, Any]) -> _Judged:

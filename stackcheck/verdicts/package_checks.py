@@ -647,9 +647,17 @@ def _first_backend_library_result(
     listed = packages if isinstance(packages, Mapping) else {}
     backend = str(lib.get("distribution"))
     own = listed.get(backend)
-    if not (isinstance(own, Mapping) and own.get("installed") is True):
+    if isinstance(own, Mapping) and own.get("installed") is True:
+        return _runtime_library_result(check, lib, own, backend, facts, subject)
+    if isinstance(own, Mapping) and own.get("installed") is False:
         return None
-    return _runtime_library_result(check, lib, own, backend, facts, subject)
+    # (irev72: whether the backend is installed is not given: passed over as not installed before)
+    got = _runtime_library_result(check, lib, {}, backend, facts, subject)
+    if got is None:
+        return None
+    return CheckResult(check, "unknown", f"{dist} {raw} installed; whether {backend} is installed not given",
+                       got.required, f"{subject}: {dist} {raw} takes {backend} first where it is installed, and "
+                       f"whether it is was not given; {got.message}", got.source, subject)  # fmt: skip
 
 
 def _api_modules(
@@ -689,6 +697,25 @@ def _api_modules(
     return installed
 
 
+def _first_not_given(entry: Mapping[str, Any], package: Mapping[str, Any], facts: Mapping[str, Any]) -> list[str]:
+    """The backends a forwarder of backend_runtime_library's forwarder_versions takes first (`unless_installed`:
+    nixl_cu13 for nixl 0.7.1-1.0.1) whose being installed the facts do not give, where none of them is given as
+    installed (irev72: the API floor was judged on nixl-cu12 alone, a report without nixl-cu13 passed)."""
+    lib = entry.get("backend_runtime_library")
+    if not isinstance(lib, Mapping):
+        return []
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    if _version_in(version, str(lib.get("forwarder_versions"))) is not True or _local_build(version, package):
+        return []
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    first = [str(d) for d in lib.get("unless_installed") or ()]
+    if any(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in first):
+        return []  # (the one taken is known)
+    return [d for d in first if not (isinstance(listed.get(d), Mapping) and listed[d].get("installed") is False)]
+
+
 def _api_floor_result(
     check: str,
     api: Mapping[str, Any],
@@ -717,12 +744,14 @@ def _api_floor_result(
     required = f"{entry.get('module')} from a release >= {floor}"
     fits = [_version_in(p.get("version") if isinstance(p.get("version"), str) else None, f">={floor}")
             for _, p in modules or ()]  # fmt: skip
-    if modules is not None and all(f is True for f in fits):
+    unsure = _first_not_given(entry, package, facts)
+    if modules is not None and all(f is True for f in fits) and not unsure:
         return None
     msg = str(api.get("message")).replace("{found}", found).replace("{floor}", floor)
-    if modules and all(f is False for f in fits) and applies is True:
+    if modules and all(f is False for f in fits) and applies is True and not unsure:
         return CheckResult(check, "fail", f"{found} installed", required, msg, source, subject)
     why = ("SGLang's release is not given" if applies is None else
+           f"whether {' or '.join(unsure)} is installed, which {dist} takes first, is not given" if unsure else
            "which one the import takes is not read" if modules is not None and False in fits else
            "the installed release is not given")  # fmt: skip
     return CheckResult(check, "unknown", f"{found} installed", required, f"{msg} (not settled: {why})", source,
@@ -1007,6 +1036,20 @@ def _nvshmem_majors(facts: Mapping[str, Any]) -> list[int]:
 STORAGE_CONFIG_CHECK = "storage-config"
 
 
+def _address(value: object) -> bool:
+    """Whether a Mooncake store configuration value is an address: a string with more than spaces in it."""
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _no_address(where: str, config: Mapping[str, Any], keys: list[str]) -> str:
+    """The message of a configuration that names the store's keys with no address in any (irev72): SGLang tests only
+    that a key is there (from_file: 0.5.6 mooncake_store.py:67, 0.5.23 :152-158; the extra config: not None) and hands
+    the value to Mooncake's setup, whose outcome was not read."""
+    given = ", ".join(f"{k}={config.get(k)!r}" for k in keys if k in config)
+    return (f"{where} gives {given}: SGLang takes the key as the store's configuration and hands that value to "
+            "Mooncake's setup as the address, and what Mooncake does with it was not read")  # fmt: skip
+
+
 def check_storage_config(
     storage: str | None,
     extra_config: str | None,
@@ -1058,9 +1101,12 @@ def check_storage_config(
                           "JSON object this check reads (a file or other text): whether it names the store is not "
                           "known")  # fmt: skip
         if any(parsed.get(k) is not None for k in keys):
-            return result(
-                "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
-            )
+            if any(_address(parsed.get(k)) for k in keys):
+                return result(
+                    "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
+                )
+            return result("unknown", "extra config names the store with no address", _no_address(
+                "--hicache-storage-backend-extra-config", parsed, keys))  # fmt: skip
     known = _version_in(sglang_version, str(entry.get("versions", ""))) is True
     if not known:
         return result("unknown", "no configuration given", f"SGLang's release is not known; {entry.get('message')}")
@@ -1069,9 +1115,12 @@ def check_storage_config(
         how, got = read_config_file(path) if read_config_file is not None and path else ("missing", "an empty path")
         wanted = [str(k) for k in file_keys] if isinstance(file_keys, list) else keys
         if how == "read" and isinstance(got, dict) and any(k in got for k in wanted):
-            if isinstance(file_keys, list) or any(got.get(k) is not None for k in wanted):
+            if any(_address(got.get(k)) for k in wanted):
                 return result("ok", f"{file_env} names a file with {' or '.join(k for k in wanted if k in got)}",
                               f"the store is named by the file {file_env} names")  # fmt: skip
+            if isinstance(file_keys, list):  # (irev72: the key is there, its value no address: passed as ok before)
+                return result("unknown", f"{file_env} names a file with no address", _no_address(
+                    f"the file {file_env} names ({path!r})", got, wanted))  # fmt: skip
         if how == "unread" or (how == "read" and not isinstance(file_keys, list)):
             why = got if how == "unread" else f"it holds no {' or '.join(wanted)} and this release does not check it"
             return result("unknown", f"{file_env} file not read", f"SGLang {sglang_version} reads the store's "

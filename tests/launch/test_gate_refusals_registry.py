@@ -43,6 +43,7 @@ CHECK_TEXT = {
     "unified-memory-hierarchical-cache": "host-tiered KV cache (--enable-hierarchical-cache / --enable-lmcache)",
     "int8-mamba-checkpoint-hierarchical-cache": '"--enable-hierarchical-cache: the host-offload path "',
     "lmcache-int8-mamba-checkpoint": "LMCache is not int8-aware",
+    "int8-mamba-checkpoint-radix-cache-backend": "is not int8-aware. Omit --radix-cache-backend.",  # irev72
     "nvfp4-kv-sm100-host-cache": "hierarchical KV cache or LMCache because their host pools",
     # igap51: the DWDP handler's assertions (0.5.17 on)
     "dwdp-constraints": "must equal tp_size (",
