@@ -176,6 +176,11 @@ def apply_launch_env_unread(
     if jit_names:
         why = f"the launch's own words set {', '.join(jit_names)} (a shell string before it), and the JIT toolchain "
         facts["jit"] = {"error": why + "was probed without them: what a JIT build runs there is not known"}
+        from stackcheck.launch.facts_toolkit_env import forget_build_choice
+
+        moved = [n for n in ("CUDA_HOME", "CUDA_PATH") if n in jit_names]
+        if moved or ("PATH" in jit_names and not (launch.get("CUDA_HOME") or launch.get("CUDA_PATH"))):
+            forget_build_choice(facts)  # (the toolkits probe's build choice was read without them too: imend5)
     unknown: list[str] = []
     value = launch.get("LD_PRELOAD")
     if value != probed.get("LD_PRELOAD") and value:
