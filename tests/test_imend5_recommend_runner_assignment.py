@@ -38,3 +38,20 @@ def test_a_runner_without_an_assignment_keeps_its_line(prefix: list[str]) -> Non
     _rc, doc = recommend_json("--facts", str(SEED_AFTER), "--", *prefix, *LAUNCH)
     assert doc["command"][: len(prefix)] == prefix or doc["command"][0] == "env", doc["command"]
     assert not doc.get("refused"), doc.get("refused")
+
+
+@pytest.mark.parametrize(
+    "prefix", [["env", "SGL_ENABLE_JIT_DEEPGEMM=1"], ["nohup", "env", "SGL_ENABLE_JIT_DEEPGEMM=true"]]
+)
+def test_no_line_is_written_where_an_sgl_twin_undoes_a_change(prefix: list[str]) -> None:
+    # fails before imend5: `env SGL_ENABLE_JIT_DEEPGEMM=1 SGLANG_ENABLE_JIT_DEEPGEMM=0 python ...` proposed, which
+    # SGLang 0.5.3+ starts with SGLANG_ENABLE_JIT_DEEPGEMM=1 (the SGL_ value copied over it): the change lost
+    rc, doc = recommend_json("--facts", str(SEED_AFTER), "--", *prefix, *LAUNCH)
+    assert rc == 1 and not doc["command"], doc["command"]
+    assert any(n.startswith("no launch written") and "SGL_ENABLE_JIT_DEEPGEMM" in n for n in doc["notes"])
+    assert any(c["kind"] == "env" and c["name"] == "SGLANG_ENABLE_JIT_DEEPGEMM" for c in doc["diff"]), doc["diff"]
+
+
+def test_an_sgl_twin_with_the_changes_value_keeps_the_line() -> None:
+    _rc, doc = recommend_json("--facts", str(SEED_AFTER), "--", "env", "SGL_ENABLE_JIT_DEEPGEMM=0", *LAUNCH)
+    assert doc["command"], doc["notes"]
