@@ -202,11 +202,14 @@ def apply_launch_env_unread(
 #: the variables the jit probe reads to find what a JIT build runs (stackcheck/probes/jit.py and toolkits.py: the
 #: toolkit from CUDA_HOME / CUDA_PATH / the nvcc on PATH as torch's _find_cuda_home; the host compiler from CXX / CC /
 #: NVCC_CCBIN / NVCC_*_FLAGS and PATH, GCC's own lookup from COMPILER_PATH / GCC_EXEC_PREFIX / LIBRARY_PATH; the
-#: ptxas Triton runs; the NCCL SGLang opens; PYTORCH_NVCC)
+#: ptxas Triton runs; the NCCL SGLang opens; PYTORCH_NVCC; FlashInfer's FLASHINFER_NVCC / FLASHINFER_EXTRA_CUDAFLAGS
+#: (probes/jit.py FLASHINFER_NVCC_ENV, FLASHINFER_CUDAFLAGS_ENV) and the include directories of the header search
+#: (CUDA_INC_PATH, CUDNN_HOME / CUDNN_PATH, CPATH, CPLUS_INCLUDE_PATH: probes/jit.py's include path; imend5)
 JIT_ENV = (
     "CUDA_HOME", "CUDA_PATH", "PATH", "CXX", "CC", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
     "PYTORCH_NVCC", "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "SGLANG_NCCL_SO_PATH", "LIBRARY_PATH",
-    "COMPILER_PATH", "GCC_EXEC_PREFIX",
+    "COMPILER_PATH", "GCC_EXEC_PREFIX", "FLASHINFER_NVCC", "FLASHINFER_EXTRA_CUDAFLAGS", "CUDA_INC_PATH",
+    "CUDNN_HOME", "CUDNN_PATH", "CPATH", "CPLUS_INCLUDE_PATH",
 )  # fmt: skip
 
 
