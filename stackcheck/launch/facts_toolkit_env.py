@@ -90,7 +90,15 @@ def apply_launch_toolkit_env(facts: dict[str, Any], command: Sequence[str], mapp
     facts file's own dictionaries are left as read: the gate cache's digest is the file's). True where changed."""
     system = facts.get("system")
     env = system.get("env") if isinstance(system, dict) else None
-    why, home = launch_toolkit_env(command, mapping, env if isinstance(env, dict) else {})
+    given = dict(env) if isinstance(env, dict) else {}
+    # the variable the toolkits probe says picked the build's toolkit (its `source`) was set, whether or not the
+    # facts' environment records it (a hand-written or trimmed one): `env -u CUDA_HOME` changes it (imend5)
+    toolkits = facts.get("cuda_toolkits")
+    for t in toolkits if isinstance(toolkits, list) else ():
+        if isinstance(t, dict) and t.get("active_for_build") and t.get("source") in TOOLKIT_VARS:
+            if not isinstance(given.get(t["source"]), str) and isinstance(t.get("path"), str):
+                given[str(t["source"])] = str(t["path"])
+    why, home = launch_toolkit_env(command, mapping, given)
     if why is None:
         return False
     jit = facts.get("jit")

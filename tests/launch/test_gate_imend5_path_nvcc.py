@@ -101,3 +101,21 @@ def test_a_probed_gate_forgets_the_build_choice_a_shell_string_moves() -> None:
     apply_launch_env_unread(kept, {"PATH": "/usr/bin", "CUDA_HOME": "/usr/local/cuda-12.4"},
                             {"PATH": "/x:/usr/bin", "CUDA_HOME": "/usr/local/cuda-12.4"})  # fmt: skip
     assert kept["cuda_toolkits"][0]["active_for_build"] is True
+
+
+def test_unsetting_the_variable_the_toolkit_came_from_is_seen_where_the_facts_env_lacks_it(tmp_path: Path) -> None:
+    # the toolkits probe's `source` says CUDA_HOME picked it, the facts' environment does not record CUDA_HOME (a
+    # hand-written or trimmed one): `env -u CUDA_HOME` moves the build to PATH's nvcc (fails before imend5: ok)
+    box = _box(tmp_path)
+    doc = json.loads(box.read_text())
+    doc["facts"]["cuda_toolkits"][0]["source"] = "CUDA_HOME"
+    doc["facts"]["system"].pop("env", None)
+    box.write_text(json.dumps(doc))
+    model = model_dir(tmp_path, "llama3", LLAMA3)
+    line = ["env", "-u", "CUDA_HOME", "python3", "-m", "sglang.launch_server", "--model-path", str(model)]
+    out = cli_json(["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line])[1]
+    got = {str(f["feature"]): f["status"] for f in out["features"]}
+    assert got["driver-vs-toolkit"] == "unknown", got
+    line = line[3:]  # (the launch alone: the facts' toolkit)
+    out = cli_json(["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line])[1]
+    assert {str(f["feature"]): f["status"] for f in out["features"]}["driver-vs-toolkit"] == "ok"
