@@ -809,6 +809,17 @@ def _decide_with(
     # a flag of this release's own that derive took for an abbreviation, or a need that depends on the release
     if (own or derived.reads_release) and launch_command is not None:
         derived = derive(own, ctx.installed_version("sglang"))
+        # the launch facts launch.json's variables set, read again for the release (SGLang 0.5.3+ copies SGL_X over
+        # SGLANG_X: launch/sgl_prefix.py): the rules on those that changed judged again (imend5)
+        env_facts = {
+            str(s.get(k)) for s in mapping.get("env") or [] if isinstance(s, dict) for k in ("fact", "set_fact")
+        }
+        moved = {k: v for k, v in derived.launch.items() if k in env_facts and opts.launch.get(k) != v}
+        if moved:
+            from stackcheck.assembly.pipeline import reevaluate
+
+            opts.launch = {**opts.launch, **moved}
+            ctx = reevaluate(report, ctx, opts, moved)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += gate.own_flag_problems(derived, mapping, ctx.installed_version("sglang"), own)
     extra += gate.release_choice_problems(derived, mapping, ctx.installed_version("sglang"))

@@ -176,6 +176,11 @@ def apply_launch_env_unread(
     if jit_names:
         why = f"the launch's own words set {', '.join(jit_names)} (a shell string before it), and the JIT toolchain "
         facts["jit"] = {"error": why + "was probed without them: what a JIT build runs there is not known"}
+        from stackcheck.launch.facts_toolkit_env import forget_build_choice
+
+        moved = [n for n in ("CUDA_HOME", "CUDA_PATH") if n in jit_names]
+        if moved or ("PATH" in jit_names and not (launch.get("CUDA_HOME") or launch.get("CUDA_PATH"))):
+            forget_build_choice(facts)  # (the toolkits probe's build choice was read without them too: imend5)
     unknown: list[str] = []
     value = launch.get("LD_PRELOAD")
     if value != probed.get("LD_PRELOAD") and value:
@@ -197,11 +202,14 @@ def apply_launch_env_unread(
 #: the variables the jit probe reads to find what a JIT build runs (stackcheck/probes/jit.py and toolkits.py: the
 #: toolkit from CUDA_HOME / CUDA_PATH / the nvcc on PATH as torch's _find_cuda_home; the host compiler from CXX / CC /
 #: NVCC_CCBIN / NVCC_*_FLAGS and PATH, GCC's own lookup from COMPILER_PATH / GCC_EXEC_PREFIX / LIBRARY_PATH; the
-#: ptxas Triton runs; the NCCL SGLang opens; PYTORCH_NVCC)
+#: ptxas Triton runs; the NCCL SGLang opens; PYTORCH_NVCC; FlashInfer's FLASHINFER_NVCC / FLASHINFER_EXTRA_CUDAFLAGS
+#: (probes/jit.py FLASHINFER_NVCC_ENV, FLASHINFER_CUDAFLAGS_ENV) and the include directories of the header search
+#: (CUDA_INC_PATH, CUDNN_HOME / CUDNN_PATH, CPATH, CPLUS_INCLUDE_PATH: probes/jit.py's include path; imend5)
 JIT_ENV = (
     "CUDA_HOME", "CUDA_PATH", "PATH", "CXX", "CC", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
     "PYTORCH_NVCC", "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "SGLANG_NCCL_SO_PATH", "LIBRARY_PATH",
-    "COMPILER_PATH", "GCC_EXEC_PREFIX",
+    "COMPILER_PATH", "GCC_EXEC_PREFIX", "FLASHINFER_NVCC", "FLASHINFER_EXTRA_CUDAFLAGS", "CUDA_INC_PATH",
+    "CUDNN_HOME", "CUDNN_PATH", "CPATH", "CPLUS_INCLUDE_PATH",
 )  # fmt: skip
 
 

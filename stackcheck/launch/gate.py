@@ -1325,8 +1325,12 @@ def derive(
         return d
     if entry is None:
         d.entrypoint = "wrapper"
+    from stackcheck.launch.sgl_prefix import sglang_environ
+
+    # (SGLang 0.5.3+ copies each SGL_X over SGLANG_X at import: launch.json's variables as the release reads them)
+    cmd_env, sgl_undecided = sglang_environ(cmd_env, release)
     d.env, env_problems = parse_env(cmd_env, mapping, release)
-    if release is None and env_problems:  # whether the release reads the variable: judged again once it is known
+    if release is None and (env_problems or sgl_undecided):  # (the release's reading: judged again once known)
         d.reads_release = True
     d.problems.extend(env_problems)
     opts = _options(mapping)

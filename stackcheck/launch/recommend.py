@@ -1114,6 +1114,14 @@ def _env_reaches_launch(
         raise CannotEdit(f"the launch runs behind `{policy[0]}`, which rebuilds the environment by its own policy: "
                          "the variables set here may not reach the server", changes)  # fmt: skip
     lost = [c.name for c in wanted if (c.name in seen if c.action == "drop" else seen.get(c.name) != c.value) or stops]
+    # SGLang 0.5.3+ copies SGL_X over SGLANG_X at import (launch/sgl_prefix.py): an SGL_ twin the command sets to
+    # another value undoes the change (whatever the release: where it is not copied, the change is only made by hand)
+    twins = [c.name for c in wanted if c.name.startswith("SGLANG_") and f"SGL_{c.name[7:]}" in seen
+             and (c.action == "drop" or seen[f"SGL_{c.name[7:]}"] != c.value)]  # fmt: skip
+    if twins:
+        raise CannotEdit(f"{', '.join(dict.fromkeys(twins))} would not reach the server as the changes say: the "
+                         f"command sets SGL_{twins[0][7:]}, which SGLang 0.5.3 and later copy over {twins[0]} when "
+                         "they start", changes)  # fmt: skip
     if lost:
         raise CannotEdit(f"{', '.join(dict.fromkeys(lost))} would not reach the server as the changes say: the "
                          "command's own words before the launch (an `env` behind a launcher, a shell string's "
@@ -1184,10 +1192,18 @@ def recommend(
         notes.append("no GPU visible: the choices that depend on the GPU stay open; give --assume-gpu CC[xN]")
     doc = ctx.manifests.recommend
     args: list[str] = []
+    prefix_refused: list[Any] = []  # the gate's refusals of the given command's words before the launch
     if request.command:
-        from stackcheck.launch.gate import derive
+        from stackcheck.launch.gate import ASSIGNMENT_SOURCE, derive
 
-        args = list(derive(list(request.command), ctx.manifests.launch, dict(request.env)).sglang_args)
+        given_derived = derive(list(request.command), ctx.manifests.launch, dict(request.env))
+        args = list(given_derived.sglang_args)
+        # a NAME=VALUE word a runner execs as its program (`nice -n 5 A=1 python ...`, `nohup A=1 ...`; irobust5,
+        # ifc49): recommend keeps the words before the launch as given, so a line it wrote would be refused too (imend5)
+        prefix_refused = [
+            p for p in given_derived.problems
+            if p.status in ("blocked", "unknown") and ASSIGNMENT_SOURCE in (p.source or [])
+        ]  # fmt: skip
     model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements)
     picks, undecided, judge = decide(target, doc, request.goal, model)
     never = never_entries(judge, doc)
@@ -1208,6 +1224,13 @@ def recommend(
             command, env, diff = edit_command(
                 request.command, request.env, picks, never, blocked, launch_map, request.model_flags
             )
+            if prefix_refused:
+                first = prefix_refused[0]
+                raise CannotEdit(
+                    f"the gate refuses the command's own words before the launch ({first.subject} {first.status}: "
+                    f"{_short(first.message, 300)}), which recommend does not edit",
+                    diff or [],
+                )
         except CannotEdit as exc:  # never a wrong command: the changes are listed, to make by hand
             command, env, diff = [], {}, exc.changes
             notes.append(
@@ -1242,13 +1265,15 @@ def recommend(
         known = {(p.subject, p.status) for p in given}
         found = _refusing(gate_problems(target, model, read_prefix(command, line_env).argv), model) if command else []
         refused = [p for p in found if (p.subject, p.status) not in known]
+    refused += [p for p in prefix_refused if p not in refused]  # (exit 1 even where no other change is needed)
     if request.judge_line and command and (failing is None or failing):
         # the stack checks the line needs that still fail on the target stack (the plan's still_failing_checks
         # among them): the gate refuses the launch for them whatever its flags, so no line is proposed either
         read = read_prefix(command, line_env)  # what the line's SGLang sees: its env prefix applied
         refused += check_problems(target, read.argv, read.env, failing)
-    if refused and stop is None:  # (a stop's note is written above)
-        what = "; ".join(f"{p.subject} ({p.status}): {_short(p.message, 300)}" for p in refused)
+    told = [p for p in refused if p not in prefix_refused]  # (the words before the launch: said above)
+    if told and stop is None:  # (a stop's note is written above)
+        what = "; ".join(f"{p.subject} ({p.status}): {_short(p.message, 300)}" for p in told)
         notes.append(f"no launch proposed: the gate would refuse it on the target stack: {what}")
         command, env = [], {}
     return Recommendation(

@@ -929,6 +929,17 @@ class Context:
         env = (self.facts.get("system") or {}).get("env")
         if env is None:
             raise Missing(path, "environment not recorded")
+        if rest.startswith("SGLANG_") and isinstance(env, dict) and f"SGL_{rest[7:]}" in env:
+            # (SGLang 0.5.3+ copies SGL_X over SGLANG_X at import: launch/sgl_prefix.py; imend5)
+            from stackcheck.launch.sgl_prefix import sglang_environ
+
+            env, undecided = sglang_environ({str(k): str(v) for k, v in env.items()}, self.installed_version("sglang"))
+            if rest in undecided:
+                raise Missing(
+                    path,
+                    f"SGL_{rest[7:]} is set to another value than {rest}, and whether the installed SGLang copies it "
+                    "over (0.5.3 and later do) is not known: its release was not read",
+                )
         if rest in env:
             return env[rest]
         raise Missing(path, f"{rest} is not set")
@@ -987,6 +998,18 @@ class Context:
         if spec is None:
             return None
         env = (self.facts.get("system") or {}).get("env") or {}
+        if isinstance(env, dict) and any(str(n).startswith("SGL_") for n in env):
+            # (SGLang 0.5.3+ copies each SGL_X over SGLANG_X at import: launch/sgl_prefix.py; imend5)
+            from stackcheck.launch.sgl_prefix import sglang_environ
+
+            release = self.installed_version("sglang")
+            env, undecided = sglang_environ({str(k): str(v) for k, v in env.items()}, release)
+            if spec["name"] in undecided:
+                raise Missing(
+                    f"launch.{fact}",
+                    f"SGL_{spec['name'][7:]} is set to another value than {spec['name']}, and whether the installed "
+                    "SGLang copies it over (0.5.3 and later do) is not known: its release was not read",
+                )
         raw = env.get(spec["name"])
         if spec.get("set_fact") == fact:  # (its `set_fact`: whether the variable is set at all)
             return isinstance(raw, str)
