@@ -817,7 +817,7 @@ ENV_NAMES = frozenset(
         "LMCACHE_MP_HOST",
     }
 )
-#: SGL_: SGLang 0.5.3+ reads SGL_X as SGLANG_X (stackcheck/launch/sgl_prefix.py)
+#: SGL_: SGLang 0.5.3+ reads SGL_X as SGLANG_X (stackcheck/facts/sgl_prefix.py)
 ENV_PREFIXES = ("NCCL_", "FLASHINFER_", "SGLANG_", "SGL_", "TORCH_SYMM_MEM_", "NVSHMEM_")
 
 

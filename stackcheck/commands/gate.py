@@ -810,7 +810,7 @@ def _decide_with(
     if (own or derived.reads_release) and launch_command is not None:
         derived = derive(own, ctx.installed_version("sglang"))
         # the launch facts launch.json's variables set, read again for the release (SGLang 0.5.3+ copies SGL_X over
-        # SGLANG_X: launch/sgl_prefix.py): the rules on those that changed judged again (imend5)
+        # SGLANG_X: facts/sgl_prefix.py): the rules on those that changed judged again (imend5)
         env_facts = {
             str(s.get(k)) for s in mapping.get("env") or [] if isinstance(s, dict) for k in ("fact", "set_fact")
         }

@@ -1325,7 +1325,7 @@ def derive(
         return d
     if entry is None:
         d.entrypoint = "wrapper"
-    from stackcheck.launch.sgl_prefix import sglang_environ
+    from stackcheck.facts.sgl_prefix import sglang_environ
 
     # (SGLang 0.5.3+ copies each SGL_X over SGLANG_X at import: launch.json's variables as the release reads them)
     cmd_env, sgl_undecided = sglang_environ(cmd_env, release)

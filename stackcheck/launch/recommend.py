@@ -1114,7 +1114,7 @@ def _env_reaches_launch(
         raise CannotEdit(f"the launch runs behind `{policy[0]}`, which rebuilds the environment by its own policy: "
                          "the variables set here may not reach the server", changes)  # fmt: skip
     lost = [c.name for c in wanted if (c.name in seen if c.action == "drop" else seen.get(c.name) != c.value) or stops]
-    # SGLang 0.5.3+ copies SGL_X over SGLANG_X at import (launch/sgl_prefix.py): an SGL_ twin the command sets to
+    # SGLang 0.5.3+ copies SGL_X over SGLANG_X at import (facts/sgl_prefix.py): an SGL_ twin the command sets to
     # another value undoes the change (whatever the release: where it is not copied, the change is only made by hand)
     twins = [c.name for c in wanted if c.name.startswith("SGLANG_") and f"SGL_{c.name[7:]}" in seen
              and (c.action == "drop" or seen[f"SGL_{c.name[7:]}"] != c.value)]  # fmt: skip

@@ -930,8 +930,8 @@ class Context:
         if env is None:
             raise Missing(path, "environment not recorded")
         if rest.startswith("SGLANG_") and isinstance(env, dict) and f"SGL_{rest[7:]}" in env:
-            # (SGLang 0.5.3+ copies SGL_X over SGLANG_X at import: launch/sgl_prefix.py; imend5)
-            from stackcheck.launch.sgl_prefix import sglang_environ
+            # (SGLang 0.5.3+ copies SGL_X over SGLANG_X at import: facts/sgl_prefix.py; imend5)
+            from stackcheck.facts.sgl_prefix import sglang_environ
 
             env, undecided = sglang_environ({str(k): str(v) for k, v in env.items()}, self.installed_version("sglang"))
             if rest in undecided:
@@ -999,8 +999,8 @@ class Context:
             return None
         env = (self.facts.get("system") or {}).get("env") or {}
         if isinstance(env, dict) and any(str(n).startswith("SGL_") for n in env):
-            # (SGLang 0.5.3+ copies each SGL_X over SGLANG_X at import: launch/sgl_prefix.py; imend5)
-            from stackcheck.launch.sgl_prefix import sglang_environ
+            # (SGLang 0.5.3+ copies each SGL_X over SGLANG_X at import: facts/sgl_prefix.py; imend5)
+            from stackcheck.facts.sgl_prefix import sglang_environ
 
             release = self.installed_version("sglang")
             env, undecided = sglang_environ({str(k): str(v) for k, v in env.items()}, release)

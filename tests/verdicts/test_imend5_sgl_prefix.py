@@ -1,5 +1,5 @@
 """SGLang's SGL_ spelling (imend5): from 0.5.3 on, importing sglang.srt.environ copies every SGL_X over SGLANG_X
-(stackcheck/launch/sgl_prefix.py names the lines read). The gate's and the audit's reading of launch.json's `env`
+(stackcheck/facts/sgl_prefix.py names the lines read). The gate's and the audit's reading of launch.json's `env`
 entries missed it: `SGL_OPT_USE_CUSTOM_ALL_REDUCE_V2=0` left v2 on (TP 3 on NVLink judged ok, while SGLang takes the
 legacy class, which refuses world size 3). 0.5.12-0.5.20 read SGLANG_USE_JIT_ALL_REDUCE only before the copy, so its
 SGL_ twin changes nothing there."""
@@ -98,7 +98,7 @@ def test_the_gate_reads_the_sgl_spelling_of_the_launch(tmp_path: Path, monkeypat
 
 
 def test_the_reading_per_release() -> None:
-    from stackcheck.launch.sgl_prefix import sglang_environ
+    from stackcheck.facts.sgl_prefix import sglang_environ
 
     env = {"SGL_OPT_USE_CUSTOM_ALL_REDUCE_V2": "0", NEW: "1"}
     assert sglang_environ(env, "0.5.3") == ({**env, NEW: "0"}, [])
