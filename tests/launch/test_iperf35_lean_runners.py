@@ -1,5 +1,5 @@
 """iperf35 (issue 21): the runner scan every gate and recommend run (launch/runners.py, irobust5) imports no
-dataclasses; that import brought inspect, ast, dis and tokenize with it (~50 M instructions of each command)."""
+dataclasses; that import brought inspect, ast, dis and tokenize with it (~34-42 M instructions of each command)."""
 
 from __future__ import annotations
 
