@@ -1150,7 +1150,7 @@ def launch_values(
     torch_cuda: str | None = None,
     unrunnable: Mapping[str, str] | None = None,
     model_mla: bool | None = None,
-    memo: dict[tuple[bool, bool], dict[str, Any]] | None = None,
+    memo: dict[tuple[bool, ...], dict[str, Any]] | None = None,
     gpu_sm: int | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
@@ -1161,7 +1161,10 @@ def launch_values(
     `after_equal_split`: the check runs after two equal split flags set attention_backend (launch.json
     refusals.auto.attention_backend.equal_split), as every check but the model assertions does. `memo`: a dict
     the caller keeps while every other argument but `entry` stays the same (refusal_problems, over its rules): the
-    values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto).
+    values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto). The
+    MoE and linear methods the checkpoint's quantization selects (_moe_method_values: the flags' --quantization, the
+    checkpoint's quant_method and config.json alone) likewise (iperf35: ten readings of config.json for each of
+    ~120 rules a launch).
     `gpu_sm`: the lowest compute capability of the box's GPUs, major * 10 + minor (None: not known)."""
     if isinstance(declared, _Unset) or declared is None:
         declared = reading_flags(mapping, version)
@@ -1208,16 +1211,15 @@ def launch_values(
         values["fp8_block_moe_split_misaligned"] = _fp8_block_moe_split(
             values, d, (models or {}).get("model"), split_spec, majors, declared
         )
-    # the Fp8Config MoE method on the served model (gpu_sm, above, is the lowest GPU: a rule on a kernel's instruction
-    # set below a minor fails on that GPU's ranks)
-    values["fp8_config_moe"] = _fp8_config_moe(values, (models or {}).get("model"))
-    # a compressed-tensors checkpoint's FP8 or int8 W8A8 experts (the schemes the preflight read from config_groups)
     read = (models or {}).get("model")
-    # the experts' Fp8MoEMethod block, MXFP8 and Quark methods, for the rules on DeepEP v2's check of the MoE method
-    values["deepep_v2_fp8_block"] = _deepep_v2_fp8_block(values, read)
-    values["mxfp8_moe"] = _mxfp8_moe(values, read)
-    values["deepep_v2_quark_moe"] = _quark_moe(values, read, block_fp8=False)  # QuarkFusedMoEMethod for every layer
-    values["deepep_v2_quark_fp8_moe"] = _quark_moe(values, read, block_fp8=True)  # block FP8 layers: Fp8MoEMethod
+    tail_key = (*key, True)
+    methods = memo.get(tail_key) if memo is not None else None
+    if methods is None:
+        methods = _moe_method_values(values, d, read)
+        if memo is not None:
+            memo[tail_key] = methods
+    for fact in _MOE_METHOD_FACTS:  # (in the order the facts were always set)
+        values[fact] = methods[fact]
     mixed_spec = entry.get("modelopt_mixed_moe")
     if isinstance(mixed_spec, dict):  # a W4AFP8 / ModelOpt MIXED_PRECISION checkpoint's experts, layer by layer
         values["deepep_v2_mixed_moe"] = _modelopt_mixed_moe(values, d, read, mixed_spec)
@@ -1229,18 +1231,47 @@ def launch_values(
         archs = read.get("architectures") if isinstance(read, Mapping) else None
         first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
         values["w4afp8_non_gated_moe"] = _w4afp8_non_gated_moe(values, d, read, gated_spec, architecture or first)
-    values["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
-    values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
-    values["ct_mixed_packed_moe"] = _ct_mixed_packed_moe(values, d, read)
-    values["ct_fp8_w8a16_moe"] = _ct_moe(values, d, read, ("fp8-w8a16",))
-    # a compressed-tensors block FP8 checkpoint's linear layers (the explicit --fp8-gemm-backend dispatch they call)
-    values["ct_fp8_block_linear"] = _ct_fp8_block_linear(values, d)
+    for fact in _CT_METHOD_FACTS:
+        values[fact] = methods[fact]
     marlin_spec = entry.get("marlin_conversion")
     if isinstance(marlin_spec, dict):  # a GPTQ / AWQ checkpoint SGLang converts to Marlin, or keeps float16-only
         values["checkpoint_keeps_float16_class"] = _keeps_float16_class(
             values, (models or {}).get("model"), marlin_spec
         )
     return values
+
+
+#: the facts _moe_method_values sets, in two groups (launch_values sets them where they always stood among its facts)
+_MOE_METHOD_FACTS = (
+    "fp8_config_moe",
+    "deepep_v2_fp8_block",
+    "mxfp8_moe",
+    "deepep_v2_quark_moe",
+    "deepep_v2_quark_fp8_moe",
+)
+_CT_METHOD_FACTS = ("ct_fp8_moe", "ct_int8_moe", "ct_mixed_packed_moe", "ct_fp8_w8a16_moe", "ct_fp8_block_linear")
+
+
+def _moe_method_values(values: Mapping[str, Any], d: Derived, read: Any) -> dict[str, _Judged]:
+    """The MoE and linear methods the served checkpoint's quantization selects, for launch_values: each reads only
+    values' `quantization` (the flag) and `model_quant_method` (launch_values' entry-free values), the command and
+    config.json (`read`), so one reading serves every rule and release entry of one launch."""
+    out: dict[str, _Judged] = {}
+    # the Fp8Config MoE method on the served model (a rule on a kernel's instruction set below a minor reads gpu_sm)
+    out["fp8_config_moe"] = _fp8_config_moe(values, read)
+    # the experts' Fp8MoEMethod block, MXFP8 and Quark methods, for the rules on DeepEP v2's check of the MoE method
+    out["deepep_v2_fp8_block"] = _deepep_v2_fp8_block(values, read)
+    out["mxfp8_moe"] = _mxfp8_moe(values, read)
+    out["deepep_v2_quark_moe"] = _quark_moe(values, read, block_fp8=False)  # QuarkFusedMoEMethod for every layer
+    out["deepep_v2_quark_fp8_moe"] = _quark_moe(values, read, block_fp8=True)  # block FP8 layers: Fp8MoEMethod
+    # a compressed-tensors checkpoint's FP8 or int8 W8A8 experts (the schemes the preflight read from config_groups)
+    out["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
+    out["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
+    out["ct_mixed_packed_moe"] = _ct_mixed_packed_moe(values, d, read)
+    out["ct_fp8_w8a16_moe"] = _ct_moe(values, d, read, ("fp8-w8a16",))
+    # a compressed-tensors block FP8 checkpoint's linear layers (the explicit --fp8-gemm-backend dispatch they call)
+    out["ct_fp8_block_linear"] = _ct_fp8_block_linear(values, d)
+    return out
 
 
 def _dsa_dcp_phase(values: Mapping[str, Any]) -> _Judged:
@@ -2063,7 +2094,7 @@ def refusal_problems(
     table = mapping.get("refusals") or {}
     out: list[Problem] = []
     declared = release_flags  # the release's flags, read when a rule first applies (unless given)
-    memo: dict[tuple[bool, bool], dict[str, Any]] = {}  # launch_values' entry-free values, the same for every rule
+    memo: dict[tuple[bool, ...], dict[str, Any]] = {}  # launch_values' entry-free values, the same for every rule
 
     def judge(rule: Mapping[str, Any], entry: Mapping[str, Any]) -> Problem | None:
         """The rule's problem with this launch under one of its release entries (None: its conditions do not hold)."""
