@@ -1532,10 +1532,15 @@ def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Ma
     --hicache-size of 0 or less is SGLang's default (the pool is sized from the ratio: 0.5.18 mem_cache/pool_host/
     base.py:119-124, 0.5.1 memory_pool_host.py:74-77, 0.5.23 pool_host/base.py:221-226) and a ratio of 2.0 or more asks
     for at least the default pool, so neither bounds it (both were taken as bounds); unknown where a value given is no
-    number."""
+    number. ifc54: a bound given is unknown, not True: at the default --mem-fraction-static a GB10's device pools leave
+    about SGLang's reserve (at least 10 GiB, 0.5.18 server_args.py:4974-4983), and the host pool's check keeps 10 GiB
+    of the available memory back (0.5.18 pool_host/base.py:25, :141-150), so a --hicache-size of some GB raises
+    ValueError; a ratio below 2.0 still asks for most of the memory; a smaller device pool fits or not by the weights
+    and the size asked (not computed)."""
     given = values.get("flags_given")
-    if isinstance(given, _GivenFlags) and any(f in given for f in ("--mem-fraction-static", "--max-total-tokens")):
-        return True
+    bounds: list[str] = []
+    if isinstance(given, _GivenFlags):
+        bounds += [f for f in ("--mem-fraction-static", "--max-total-tokens") if f in given]
     unread: list[str] = []
     size_raw = option_value(d.sglang_args, ("--hicache-size",), declared)
     if size_raw is not None:
@@ -1544,7 +1549,7 @@ def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Ma
         if size is None:
             unread.append(f"--hicache-size {size_raw!r}")
         elif size > 0 and text[:1] != "-":
-            return True  # (the size overrides the ratio)
+            bounds.append(f"--hicache-size {size_raw}")  # (the size overrides the ratio)
     ratio_raw = option_value(d.sglang_args, ("--hicache-ratio",), declared)
     if ratio_raw is not None:
         try:
@@ -1553,10 +1558,18 @@ def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Ma
             ratio = None
         if ratio is None:
             unread.append(f"--hicache-ratio {ratio_raw!r}")
-        elif ratio < 2.0:
-            return True
+        elif ratio < 2.0 and not any(b.startswith("--hicache-size") for b in bounds):
+            bounds.append(f"--hicache-ratio {ratio_raw}")
     if unread:
         return _Judged(None, ", ".join(unread), missing="the host pool's size, whose flag is no number")
+    if bounds:
+        return _Judged(
+            None,
+            ", ".join(bounds),
+            missing="whether HiCache's host pool fits the memory a GB10's device pools leave (not computed: the "
+            "default --mem-fraction-static leaves about SGLang's 10 GiB reserve, which the host pool's check keeps "
+            "back)",
+        )
     return False
 
 

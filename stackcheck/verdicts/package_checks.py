@@ -1089,6 +1089,28 @@ def check_storage_config(
     def result(status: Status, observed: str, message: str) -> CheckResult:
         return CheckResult(STORAGE_CONFIG_CHECK, status, observed, required, f"{subject}: {message}", source, subject)
 
+    needs = entry.get("client_needs_standalone")
+    client_keys = [str(k) for k in needs.get("keys") or []] if isinstance(needs, Mapping) else []
+
+    def client_only(where: str, named: Mapping[str, Any], standalone: bool) -> CheckResult | None:
+        """ifc54: unknown where only a client key names the store (no master with an address) outside standalone
+        mode, in which the release hands Mooncake's setup a master of None; None where the store is named otherwise."""
+        if not isinstance(needs, Mapping) or standalone:
+            return None
+        if any(_address(named.get(k)) for k in named if k not in client_keys):
+            return None
+        if not any(_address(named.get(k)) for k in client_keys):
+            return None
+        flag = f"{needs.get('standalone_key')} true" if where != "the environment" else f"{needs.get('standalone_env')}"
+        return result("unknown", f"{where} names only a client ({', '.join(k for k in client_keys if k in named)})",
+                      f"SGLang {sglang_version} takes a client address only in standalone mode ({flag}), not given "
+                      f"in {where}: outside it the store calls Mooncake's setup with no master address (None where "
+                      "the binding takes a string: a TypeError at startup, inferred, not run). Give the master "
+                      f"(master_server_address / MOONCAKE_MASTER) or the standalone mode")  # fmt: skip
+
+    def _true(value: Any) -> bool:
+        return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "y"))
+
     if extra_config and keys:  # (an empty text is no extra config: the release parses only a non-empty one)
         import json
 
@@ -1102,7 +1124,12 @@ def check_storage_config(
                           "known")  # fmt: skip
         if any(parsed.get(k) is not None for k in keys):
             if any(_address(parsed.get(k)) for k in keys):
-                return result(
+                named = {k: parsed.get(k) for k in keys if parsed.get(k) is not None}
+                std = needs.get("standalone_key") if isinstance(needs, Mapping) else None
+                client = client_only(
+                    "--hicache-storage-backend-extra-config", named, parsed.get(str(std)) is True
+                )  # (the extra config's own key, read as given: a JSON true)
+                return client or result(
                     "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
                 )
             return result("unknown", "extra config names the store with no address", _no_address(
@@ -1116,8 +1143,13 @@ def check_storage_config(
         wanted = [str(k) for k in file_keys] if isinstance(file_keys, list) else keys
         if how == "read" and isinstance(got, dict) and any(k in got for k in wanted):
             if any(_address(got.get(k)) for k in wanted):
-                return result("ok", f"{file_env} names a file with {' or '.join(k for k in wanted if k in got)}",
-                              f"the store is named by the file {file_env} names")  # fmt: skip
+                std = needs.get("standalone_key") if isinstance(needs, Mapping) else None
+                named = {k: got.get(k) for k in wanted if got.get(k) is not None}
+                client = client_only(f"the file {file_env} names", named, got.get(str(std)) is True)
+                return client or result(
+                    "ok", f"{file_env} names a file with {' or '.join(k for k in wanted if k in got)}",
+                    f"the store is named by the file {file_env} names",
+                )  # fmt: skip
             if isinstance(file_keys, list):  # (irev72: the key is there, its value no address: passed as ok before)
                 return result("unknown", f"{file_env} names a file with no address", _no_address(
                     f"the file {file_env} names ({path!r})", got, wanted))  # fmt: skip
@@ -1137,8 +1169,14 @@ def check_storage_config(
     given = [n for n in names if n in env and (env[n] or not empty_unset)]
     if given:
         if any(env[n].strip() for n in given):
-            return result("ok", f"{given[0]} set", f"its configuration is named by {given[0]} (the master it names "
-                          "is not reached here)")  # fmt: skip
+            client = None
+            if isinstance(needs, Mapping) and client_keys:
+                client_env = [str(n) for n in needs.get("env") or []]
+                # the client variables as the client key, the others (the master) under their own names
+                named_env = {(client_keys[0] if n in client_env else n): env[n] for n in given if env[n].strip()}
+                client = client_only("the environment", named_env, _true(env.get(str(needs.get("standalone_env")))))
+            return client or result("ok", f"{given[0]} set", f"its configuration is named by {given[0]} (the "
+                                    "master it names is not reached here)")  # fmt: skip
         return result("unknown", f"{given[0]} set but empty", f"{given[0]} is set to an empty value, which SGLang "
                       f"{sglang_version} takes as set (it reads is_set, the name in os.environ) and hands to "
                       "Mooncake's setup as the address: what Mooncake does with it was not read")  # fmt: skip

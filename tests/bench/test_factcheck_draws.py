@@ -65,6 +65,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # parent) with the script as committed (populations w 46, x 120, l 162, t 66, a 63, d 88, p 218; about 9 min)
     "53": ("fd70b9a084aa11ead9ac8cd6df8c11710858f740", None),  # drawn in the tree of fd70b9a0 (the draw commit's
     # parent) with the script as committed (population g 984: the gate's allows, a uniform draw; 5.5-11.5 min shared)
+    "54": ("24bb7bf0474c9105e178bc7b1e2e9f3e78aa5def", None),  # drawn in the tree of 24bb7bf0 (the draw commit's
+    # parent) with the script as committed (populations a 84, r 52, m 48, n 48, h 24, p 26; about 45 s)
 }
 DEFAULT = ("27",)
 

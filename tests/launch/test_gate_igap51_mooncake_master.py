@@ -64,14 +64,15 @@ def test_an_empty_master(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, releas
     assert check is not None and check["status"] == status, check
 
 
-@pytest.mark.parametrize(("release", "status"), [("0.5.6", "fail"), ("0.5.7", "ok"), ("0.5.23", "ok")])
+# ifc54: a client alone (no standalone mode, no master) is unknown, not ok: the store's setup gets a master of None
+@pytest.mark.parametrize(("release", "status"), [("0.5.6", "fail"), ("0.5.7", "unknown"), ("0.5.23", "unknown")])
 def test_mooncake_client_from_0_5_7(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, release: str, status: str) -> None:
     monkeypatch.setenv("MOONCAKE_CLIENT", "10.0.0.2:50052")
     _, check = _gate(tmp_path, release)
     assert check is not None and check["status"] == status, check
 
 
-@pytest.mark.parametrize(("release", "status"), [("0.5.2", "ok"), ("0.5.6", "fail"), ("0.5.7", "ok")])
+@pytest.mark.parametrize(("release", "status"), [("0.5.2", "ok"), ("0.5.6", "fail"), ("0.5.7", "unknown")])
 def test_extra_config_keys_per_release(tmp_path: Path, release: str, status: str) -> None:
     key = "master_server_address" if release == "0.5.2" else "client_server_address"
     _, check = _gate(tmp_path, release, "--hicache-storage-backend-extra-config", json.dumps({key: "10.0.0.1:50051"}))
@@ -82,7 +83,8 @@ def test_extra_config_keys_per_release(tmp_path: Path, release: str, status: str
     ("release", "content", "status"),
     [
         ("0.5.20", {"master_server_address": "10.0.0.1:50051"}, "ok"),
-        ("0.5.20", {"client_server_address": "10.0.0.1:50052"}, "ok"),
+        ("0.5.20", {"client_server_address": "10.0.0.1:50052"}, "unknown"),  # ifc54: a client alone, not standalone
+        ("0.5.20", {"client_server_address": "10.0.0.1:50052", "standalone_storage": True}, "ok"),
         ("0.5.20", {"protocol": "rdma"}, "fail"),  # before: ok (the file not read), MOONCAKE_MASTER not reached
         ("0.5.6", {"client_server_address": "10.0.0.1:50052"}, "fail"),  # 0.5.6 requires master_server_address
         ("0.5.4", {"protocol": "rdma"}, "unknown"),  # 0.5.3-0.5.5 check no key: None reaches the store's setup

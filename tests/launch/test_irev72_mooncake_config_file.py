@@ -57,7 +57,11 @@ def test_a_key_without_an_address_is_not_ok(
     ("release", "content"),
     [
         ("0.5.6", {"master_server_address": "10.0.0.1:50051"}),
-        ("0.5.23", {"master_server_address": None, "client_server_address": "10.0.0.2:50052"}),
+        # ifc54: a client alone names the store only in standalone mode
+        (
+            "0.5.23",
+            {"master_server_address": None, "client_server_address": "10.0.0.2:50052", "standalone_storage": True},
+        ),
     ],
 )
 def test_a_key_with_an_address_stays_ok(
