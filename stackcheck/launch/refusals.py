@@ -41,6 +41,7 @@ silent rather than guess: the flags themselves are judged by release_problems).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from stackcheck.digits import whole_number
@@ -1494,36 +1495,82 @@ def _entry_free_values(
     return values
 
 
+#: (igap53) GB10's memory, the host's and the GPU's at once: 128 GB nominal (DGX Spark), 121.7 GiB as the box reports
+#: it (vllm-project/vllm#56824, the rule's issue): 128 x 10^9 bytes is taken below it (what a fraction leaves, for a
+#: pool that fits for certain) and 128 GiB above it (the most a pool check can ever find free); SGLang keeps
+#: HICACHE_HOST_MEMORY_RESERVE_BYTES (10 GiB) of the available memory out of every host pool (0.5.23
+#: mem_cache/pool_host/base.py:28, :104-107, checked at :248-257)
+_GB10_BYTES = 128 * 10**9
+_GB10_MOST_BYTES = 128 * 2**30
+_HICACHE_RESERVE_BYTES = 10 * 2**30
+
+
 def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Mapping[str, Any]) -> Any:
     """Whether a flag given bounds HiCache's host pool or the device pool it is sized from (ifc53):
-    --mem-fraction-static or --max-total-tokens given, a --hicache-size above 0, or a --hicache-ratio below SGLang's
-    default 2.0. irev72: a
+    --max-total-tokens given, a --hicache-size above 0, or a --hicache-ratio below SGLang's default 2.0. irev72: a
     --hicache-size of 0 or less is SGLang's default (the pool is sized from the ratio: 0.5.18 mem_cache/pool_host/
     base.py:119-124, 0.5.1 memory_pool_host.py:74-77, 0.5.23 pool_host/base.py:221-226) and a ratio of 2.0 or more asks
     for at least the default pool, so neither bounds it (both were taken as bounds); unknown where a value given is no
-    number."""
+    number.
+
+    igap53: --mem-fraction-static F is no bound by itself. The device pool takes what F leaves after the weights
+    (F x the memory, less the weights), and on a GB10 the host pool's check then finds about (1 - F) x the memory
+    available (plus page cache the kernel can free), less the 10 GiB reserve: at F = 0.95 that is below zero. The
+    pool (ratio x the device pool, or --hicache-size) fits for certain only where it fits at the largest device pool
+    (no weights, no page cache): ratio x F x M <= (1 - F) x M - 10 GiB; else it depends on the weights and the page
+    cache, which the facts lack: unknown. A --hicache-size larger than the whole memory less the reserve never fits
+    (False: refused)."""
     given = values.get("flags_given")
-    if isinstance(given, _GivenFlags) and any(f in given for f in ("--mem-fraction-static", "--max-total-tokens")):
+    if isinstance(given, _GivenFlags) and "--max-total-tokens" in given:
         return True
     unread: list[str] = []
     size_raw = option_value(d.sglang_args, ("--hicache-size",), declared)
+    size: int | None = None
     if size_raw is not None:
         text = size_raw.strip()
         size = whole_number(text[1:] if text[:1] in ("-", "+") else text, None, ascii_only=True)
         if size is None:
             unread.append(f"--hicache-size {size_raw!r}")
-        elif size > 0 and text[:1] != "-":
-            return True  # (the size overrides the ratio)
+        elif text[:1] == "-" or size <= 0:
+            size = None  # (SGLang's default: sized from the ratio)
+        elif size * 10**9 > _GB10_MOST_BYTES - _HICACHE_RESERVE_BYTES:
+            # (a _Judged holds where the rule's condition does: the pool unbounded)
+            return _Judged(True, f"--hicache-size {size_raw} (GB): more than the whole memory less SGLang's 10 GiB "
+                           "reserve")  # fmt: skip
     ratio_raw = option_value(d.sglang_args, ("--hicache-ratio",), declared)
+    ratio: float | None = 2.0
     if ratio_raw is not None:
         try:
-            ratio: float | None = float(ratio_raw)
+            ratio = float(ratio_raw)
         except ValueError:
             ratio = None
-        if ratio is None:
+        if ratio is None or math.isnan(ratio):
+            ratio = None
             unread.append(f"--hicache-ratio {ratio_raw!r}")
-        elif ratio < 2.0:
+    fraction_raw = option_value(d.sglang_args, ("--mem-fraction-static",), declared)
+    if fraction_raw is not None and not unread:
+        try:
+            fraction: float | None = float(fraction_raw)
+        except ValueError:
+            fraction = None
+        if fraction is None or not 0.0 < fraction < 1.0:
+            return _Judged(None, f"--mem-fraction-static {fraction_raw!r}",
+                           missing="the device pool's share of the memory, which is no fraction")  # fmt: skip
+        left = (1.0 - fraction) * _GB10_BYTES - _HICACHE_RESERVE_BYTES
+        asked = size * 10**9 if size is not None else (ratio or 0.0) * fraction * _GB10_BYTES
+        what = f"--hicache-size {size}" if size is not None else f"--hicache-ratio {ratio:g}"
+        if asked <= left:
             return True
+        return _Judged(None, f"--mem-fraction-static {fraction_raw} with {what}",
+                       missing="whether the host pool fits: with the device pool at that share, a GB10 has about "
+                       f"{max(left, 0) / 1e9:.1f} GB left above SGLang's 10 GiB reserve plus the page cache the "
+                       "kernel frees, and the pool asks for up to "
+                       f"{asked / 1e9:.1f} GB, less as the weights take more of the share (the model's size and "
+                       "the page cache are not in the facts)")  # fmt: skip
+    if size is not None:
+        return True  # (the size overrides the ratio)
+    if ratio is not None and ratio < 2.0:
+        return True
     if unread:
         return _Judged(None, ", ".join(unread), missing="the host pool's size, whose flag is no number")
     return False
