@@ -1379,6 +1379,9 @@ def _entry_free_values(
     # where the rule cannot fail (dsa: for DSA models alone), and whether SGLang's DSA backend takes the model
     values["attention_backend_given"] = opts.get("--attention-backend")
     values["model_dsa"] = _model_dsa(mapping, version, architecture, (models or {}).get("model"))
+    # igap53: whether the model's rotary base is lost (SGLang 0.5.10-0.5.23's EXAONE 4 / K-EXAONE files read
+    # config.rope_theta, which transformers 5 keeps only in rope_parameters: the file's default runs instead)
+    values["rope_theta_lost"] = _rope_theta_lost(architecture, (models or {}).get("model"))
     # the DSA split backends as given (--nsa-* the older spelling; None: not given, SGLang picks them for a DSA
     # model) and whether HiSparse is on, for a rule on the backend/KV-cache checks SGLang's DSA overrides run
     for side in ("prefill", "decode"):
@@ -1721,6 +1724,40 @@ def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | Non
         return False
     seen = _seen_architecture(mapping, version, architecture, keys)
     return True if _is_dsa(mapping, version, seen, keys) else _UNKNOWN
+
+
+#: (igap53) the architectures whose SGLang model file reads `getattr(config, "rope_theta", DEFAULT)` alone, with the
+#: default, where transformers 5's config class of that model_type has rope_parameters (so rope_theta is popped into
+#: it and is no attribute): exaone4.py (0.5.10 :232, 0.5.14 :231, 0.5.19 :227, 0.5.23 :232) and exaone_moe.py (0.5.10
+#: :452, 0.5.14 :455, 0.5.19 :446, 0.5.23 :436), default 1000000 in each (launch.json refusal rope-theta-file-default)
+_ROPE_THETA_FILE_DEFAULT = {
+    "Exaone4ForCausalLM": 1000000.0,
+    "ExaoneMoEForCausalLM": 1000000.0,
+    "ExaoneMoeForCausalLM": 1000000.0,
+}
+
+
+def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
+    """Whether the served model's rotary base differs from the one SGLang's model file falls back to (igap53): True
+    where config.json states a rope_theta (top level, or in rope_parameters / rope_scaling) other than the file's
+    default, False where it states that default or the architecture is none of _ROPE_THETA_FILE_DEFAULT (or was not
+    read: no architecture, no rule), unknown where config.json states none (transformers' own default decides)."""
+    default = _ROPE_THETA_FILE_DEFAULT.get(architecture or "")
+    if default is None or not isinstance(keys, Mapping):
+        return False
+    stated: Any = keys.get("rope_theta")
+    for nested in ("rope_parameters", "rope_scaling"):
+        sub = keys.get(nested)
+        if stated is None and isinstance(sub, Mapping):
+            stated = sub.get("rope_theta")
+    if stated is None:
+        return _Judged(None, f"{architecture}: no rope_theta in config.json",
+                       missing="the model's rotary base, which config.json does not state")  # fmt: skip
+    if isinstance(stated, bool) or not isinstance(stated, int | float):
+        return _Judged(None, f"{architecture}: rope_theta {stated!r}", missing="the model's rotary base, no number")
+    if float(stated) == default:
+        return _Judged(False, f"{architecture}: rope_theta {stated:g} (the file's default)")
+    return _Judged(True, f"{architecture}: rope_theta {stated:g} in config.json, {default:g} served")
 
 
 def _whole(raw: str) -> int | None:
