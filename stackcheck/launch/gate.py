@@ -329,9 +329,12 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
     if prog not in ENV_POLICY or (prog == "systemd-run" and "--scope" in argv[i + 1 :]):
         return None
     if prog == "srun":
-        rest = argv[i + 1 :]
-        exports = [w.split("=", 1)[1] if "=" in w else (rest[k + 1] if k + 1 < len(rest) else "")
-                   for k, w in enumerate(rest) if w == "--export" or w.startswith("--export=")]  # fmt: skip
+        from stackcheck.launch.runners import srun_options
+
+        # (igap53) each --export by any prefix getopt_long takes for it (`--exp=NONE`); a prefix that names it among
+        # others (`--ex=NONE`: srun refuses it as ambiguous) counts as one whose value is not read
+        exports = [value if len(names) == 1 and value is not None else "?"
+                   for names, value in srun_options(argv, i) if "export" in names]  # fmt: skip
         if not exports and env is not None and "SLURM_EXPORT_ENV" in env:
             exports = [env["SLURM_EXPORT_ENV"]]
         if not exports or all(e == "ALL" for e in exports):
@@ -357,7 +360,15 @@ ROOT_CHANGE_SOURCES = [
 def _root_change(argv: Sequence[str], i: int) -> str | None:
     """The ROOT_CHANGE program `argv[i]` is (srun only with a --container option), None for any other word."""
     prog = os.path.basename(argv[i])
-    if prog == "chroot" or (prog == "srun" and any(w.startswith("--container") for w in argv[i + 1 :])):
+    if prog == "srun":
+        from stackcheck.launch.runners import srun_options
+
+        # (igap53) any option that may be a --container one by getopt_long's prefix reading (`--contai=IMG`; one
+        # naming others too srun refuses as ambiguous: fail closed)
+        if any(n.startswith("container") for names, _ in srun_options(argv, i) for n in names):
+            return prog
+        return None
+    if prog == "chroot":
         return prog
     return None
 

@@ -41,6 +41,7 @@ silent rather than guess: the flags themselves are judged by release_problems).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from stackcheck.digits import whole_number
@@ -1409,6 +1410,9 @@ def _entry_free_values(
     # where the rule cannot fail (dsa: for DSA models alone), and whether SGLang's DSA backend takes the model
     values["attention_backend_given"] = opts.get("--attention-backend")
     values["model_dsa"] = _model_dsa(mapping, version, architecture, (models or {}).get("model"))
+    # igap53: whether the model's rotary base is lost (SGLang 0.5.10-0.5.23's EXAONE 4 / K-EXAONE files read
+    # config.rope_theta, which transformers 5 keeps only in rope_parameters: the file's default runs instead)
+    values["rope_theta_lost"] = _rope_theta_lost(architecture, (models or {}).get("model"))
     # the DSA split backends as given (--nsa-* the older spelling; None: not given, SGLang picks them for a DSA
     # model) and whether HiSparse is on, for a rule on the backend/KV-cache checks SGLang's DSA overrides run
     for side in ("prefill", "decode"):
@@ -1525,43 +1529,95 @@ def _entry_free_values(
     return values
 
 
+#: (igap53) GB10's memory, the host's and the GPU's at once: 128 GB nominal (DGX Spark), 121.7 GiB as the box reports
+#: it (vllm-project/vllm#56824, the rule's issue): 128 x 10^9 bytes is taken below it (what a fraction leaves, for a
+#: pool that fits for certain) and 128 GiB above it (the most a pool check can ever find free); SGLang keeps
+#: HICACHE_HOST_MEMORY_RESERVE_BYTES (10 GiB) of the available memory out of every host pool (0.5.23
+#: mem_cache/pool_host/base.py:28, :104-107, checked at :248-257)
+_GB10_BYTES = 128 * 10**9
+_GB10_MOST_BYTES = 128 * 2**30
+_HICACHE_RESERVE_BYTES = 10 * 2**30
+
+
 def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Mapping[str, Any]) -> Any:
     """Whether a flag given bounds HiCache's host pool or the device pool it is sized from (ifc53):
-    --mem-fraction-static or --max-total-tokens given, a --hicache-size above 0, or a --hicache-ratio below SGLang's
-    default 2.0. irev72: a
+    --max-total-tokens given, a --hicache-size above 0, or a --hicache-ratio below SGLang's default 2.0. irev72: a
     --hicache-size of 0 or less is SGLang's default (the pool is sized from the ratio: 0.5.18 mem_cache/pool_host/
     base.py:119-124, 0.5.1 memory_pool_host.py:74-77, 0.5.23 pool_host/base.py:221-226) and a ratio of 2.0 or more asks
     for at least the default pool, so neither bounds it (both were taken as bounds); unknown where a value given is no
     number. ifc54: a bound given is unknown, not True: at the default --mem-fraction-static a GB10's device pools leave
     about SGLang's reserve (at least 10 GiB, 0.5.18 server_args.py:4974-4983), and the host pool's check keeps 10 GiB
     of the available memory back (0.5.18 pool_host/base.py:25, :141-150), so a --hicache-size of some GB raises
-    ValueError; a ratio below 2.0 still asks for most of the memory; a smaller device pool fits or not by the weights
-    and the size asked (not computed)."""
+    ValueError; a ratio below 2.0 still asks for most of the memory; --max-total-tokens fits or not by the weights
+    and the size asked (not computed).
+
+    igap53: --mem-fraction-static F is no bound by itself. The device pool takes what F leaves after the weights
+    (F x the memory, less the weights), and on a GB10 the host pool's check then finds about (1 - F) x the memory
+    available (plus page cache the kernel can free), less the 10 GiB reserve: at F = 0.95 that is below zero. The
+    pool (ratio x the device pool, or --hicache-size) fits for certain only where it fits at the largest device pool
+    (no weights, no page cache): ratio x F x M <= (1 - F) x M - 10 GiB; else it depends on the weights and the
+    page cache, which the facts lack: unknown. A --hicache-size larger than the whole memory less the reserve never
+    fits (the rule holds: refused). Merged beside ifc54: even that best case is unknown, not True, since the host's
+    own use and SGLang's memory beyond the static pools (activations, CUDA graphs) share the one memory and are not
+    in the facts (at F = 0.3 the best case leaves 2.1 GB to spare); the message gives both figures."""
     given = values.get("flags_given")
-    bounds: list[str] = []
-    if isinstance(given, _GivenFlags):
-        bounds += [f for f in ("--mem-fraction-static", "--max-total-tokens") if f in given]
+    tokens_given = isinstance(given, _GivenFlags) and "--max-total-tokens" in given
     unread: list[str] = []
     size_raw = option_value(d.sglang_args, ("--hicache-size",), declared)
+    size: int | None = None
     if size_raw is not None:
         text = size_raw.strip()
         size = whole_number(text[1:] if text[:1] in ("-", "+") else text, None, ascii_only=True)
         if size is None:
             unread.append(f"--hicache-size {size_raw!r}")
-        elif size > 0 and text[:1] != "-":
-            bounds.append(f"--hicache-size {size_raw}")  # (the size overrides the ratio)
+        elif text[:1] == "-" or size <= 0:
+            size = None  # (SGLang's default: sized from the ratio)
+        elif size * 10**9 > _GB10_MOST_BYTES - _HICACHE_RESERVE_BYTES:
+            # (a _Judged holds where the rule's condition does: the pool unbounded)
+            return _Judged(True, f"--hicache-size {size_raw} (GB): more than the whole memory less SGLang's 10 GiB "
+                           "reserve")  # fmt: skip
     ratio_raw = option_value(d.sglang_args, ("--hicache-ratio",), declared)
+    ratio: float | None = 2.0
     if ratio_raw is not None:
         try:
-            ratio: float | None = float(ratio_raw)
+            ratio = float(ratio_raw)
         except ValueError:
             ratio = None
-        if ratio is None:
+        if ratio is None or math.isnan(ratio):
+            ratio = None
             unread.append(f"--hicache-ratio {ratio_raw!r}")
-        elif ratio < 2.0 and not any(b.startswith("--hicache-size") for b in bounds):
-            bounds.append(f"--hicache-ratio {ratio_raw}")
+    fraction_raw = option_value(d.sglang_args, ("--mem-fraction-static",), declared)
+    if fraction_raw is not None and not unread:
+        try:
+            fraction: float | None = float(fraction_raw)
+        except ValueError:
+            fraction = None
+        if fraction is None or not 0.0 < fraction < 1.0:
+            return _Judged(None, f"--mem-fraction-static {fraction_raw!r}",
+                           missing="the device pool's share of the memory, which is no fraction")  # fmt: skip
+        left = (1.0 - fraction) * _GB10_BYTES - _HICACHE_RESERVE_BYTES
+        asked = size * 10**9 if size is not None else (ratio or 0.0) * fraction * _GB10_BYTES
+        what = f"--hicache-size {size}" if size is not None else f"--hicache-ratio {ratio:g}"
+        if asked <= left:  # (no weights, no host use: the best case only, so not an allow)
+            return _Judged(None, f"--mem-fraction-static {fraction_raw} with {what}",
+                           missing=f"whether the host pool fits: it asks for up to {asked / 1e9:.1f} GB against "
+                           f"about {left / 1e9:.1f} GB a GB10 has left above SGLang's 10 GiB reserve with that "
+                           "share, counting no weights, none of the host's own use and none of SGLang's memory "
+                           "beyond the static pools (activations, CUDA graphs), which share the one memory and are "
+                           "not in the facts (not computed)")  # fmt: skip
+        return _Judged(None, f"--mem-fraction-static {fraction_raw} with {what}",
+                       missing="whether the host pool fits: with the device pool at that share, a GB10 has about "
+                       f"{max(left, 0) / 1e9:.1f} GB left above SGLang's 10 GiB reserve plus the page cache the "
+                       "kernel frees, and the pool asks for up to "
+                       f"{asked / 1e9:.1f} GB, less as the weights take more of the share (the model's size and "
+                       "the page cache are not in the facts: not computed)")  # fmt: skip
     if unread:
         return _Judged(None, ", ".join(unread), missing="the host pool's size, whose flag is no number")
+    bounds: list[str] = ["--max-total-tokens"] if tokens_given else []
+    if size is not None:
+        bounds.append(f"--hicache-size {size_raw}")  # (the size overrides the ratio)
+    elif ratio is not None and ratio < 2.0:
+        bounds.append(f"--hicache-ratio {ratio_raw}")
     if bounds:
         return _Judged(
             None,
@@ -1718,6 +1774,40 @@ def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | Non
         return False
     seen = _seen_architecture(mapping, version, architecture, keys)
     return True if _is_dsa(mapping, version, seen, keys) else _UNKNOWN
+
+
+#: (igap53) the architectures whose SGLang model file reads `getattr(config, "rope_theta", DEFAULT)` alone, with the
+#: default, where transformers 5's config class of that model_type has rope_parameters (so rope_theta is popped into
+#: it and is no attribute): exaone4.py (0.5.10 :232, 0.5.14 :231, 0.5.19 :227, 0.5.23 :232) and exaone_moe.py (0.5.10
+#: :452, 0.5.14 :455, 0.5.19 :446, 0.5.23 :436), default 1000000 in each (launch.json refusal rope-theta-file-default)
+_ROPE_THETA_FILE_DEFAULT = {
+    "Exaone4ForCausalLM": 1000000.0,
+    "ExaoneMoEForCausalLM": 1000000.0,
+    "ExaoneMoeForCausalLM": 1000000.0,
+}
+
+
+def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
+    """Whether the served model's rotary base differs from the one SGLang's model file falls back to (igap53): True
+    where config.json states a rope_theta (top level, or in rope_parameters / rope_scaling) other than the file's
+    default, False where it states that default or the architecture is none of _ROPE_THETA_FILE_DEFAULT (or was not
+    read: no architecture, no rule), unknown where config.json states none (transformers' own default decides)."""
+    default = _ROPE_THETA_FILE_DEFAULT.get(architecture or "")
+    if default is None or not isinstance(keys, Mapping):
+        return False
+    stated: Any = keys.get("rope_theta")
+    for nested in ("rope_parameters", "rope_scaling"):
+        sub = keys.get(nested)
+        if stated is None and isinstance(sub, Mapping):
+            stated = sub.get("rope_theta")
+    if stated is None:
+        return _Judged(None, f"{architecture}: no rope_theta in config.json",
+                       missing="the model's rotary base, which config.json does not state")  # fmt: skip
+    if isinstance(stated, bool) or not isinstance(stated, int | float):
+        return _Judged(None, f"{architecture}: rope_theta {stated!r}", missing="the model's rotary base, no number")
+    if float(stated) == default:
+        return _Judged(False, f"{architecture}: rope_theta {stated:g} (the file's default)")
+    return _Judged(True, f"{architecture}: rope_theta {stated:g} in config.json, {default:g} served")
 
 
 def _whole(raw: str) -> int | None:

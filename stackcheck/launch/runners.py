@@ -47,6 +47,10 @@ def _f(*names: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 RUNNERS: dict[str, Runner] = {
     "nice": Runner("n", "", _f("adjustment"), _f("help", "version")),
     "stdbuf": Runner("ioe", "", _f("input", "output", "error"), _f("help", "version")),
@@ -91,6 +95,36 @@ RUNNERS: dict[str, Runner] = {
 }  # fmt: skip
 
 
+#: Slurm 26.05.3's srun long options (src/common/slurm_opt.c: common_options :4382, each entry with a `set_func` or
+#: `set_func_srun` goes into the table slurm_option_table_create builds, :4558-4605, which src/srun/opt.c hands to
+#: getopt_long, :709): by how each takes a value. getopt_long takes an exact name, else a prefix that names one
+#: entry; a prefix naming several is "ambiguous" and srun exits. SPANK plugins (pyxis: --container-image, ...) add
+#: entries of their own at run time (spank_option_table_create, :4622), which no table here holds.
+SRUN_LONG_VALUE = _names(
+    "accel-bind account acctg-freq autocomplete bb bbf bcast-exclude begin chdir cluster "
+    "cluster-constraint clusters comment constraint container container-id container-type context "
+    "core-spec cores-per-socket cpu-bind cpu-freq cpu_bind cpus-per-gpu cpus-per-task deadline delay-boot "
+    "dependency distribution epilog error exclude export extra extra-node-info gpu-bind gpu-freq gpus "
+    "gpus-per-node gpus-per-socket gpus-per-task gres gres-flags het-group hint ignore-signals input "
+    "job-name jobid licenses mail-type mail-user mcs-label mem mem-bind mem-per-cpu mem-per-gpu "
+    "mem-update mincpus mpi msg-timeout network nodefile nodelist nodes ntasks ntasks-per-core "
+    "ntasks-per-gpu ntasks-per-node ntasks-per-socket ntasks-per-tres open-mode output pack-group "
+    "partition prefer priority profile prolog qos relative reservation resources segment signal "
+    "slurmd-debug sockets-per-node switches task-epilog task-prolog tasks-per-node thread-spec threads "
+    "threads-per-core time time-min tmp treewidth tres-bind tres-per-task wait wckey"
+)
+SRUN_LONG_PLAIN = _names(
+    "async consolidate-segments contiguous debugger-test disable-status exact help hold interactive label "
+    "multi-prog no-allocate overcommit oversubscribe parsable preserve-env quiet quit-on-interrupt reboot "
+    "spread-job spread-segments stepmgr test-only unbuffered usage use-min-nodes verbose version "
+    "wait-for-children whole"
+)
+SRUN_LONG_OPTIONAL = _names(  # (a value only as --name=value)
+    "bcast compress exclusive external-launcher immediate kill-on-bad-exit nice no-kill oom-kill-step "
+    "overlap propagate pty resv-ports send-libs x11"
+)
+
+
 class Reading(NamedTuple):
     """Where the command of the runner at argv[at] stands (None: it runs none, or where is not known)."""
 
@@ -111,6 +145,43 @@ def _long(spec: Runner, word: str) -> tuple[str, bool] | None:
     return None
 
 
+def srun_long(word: str) -> tuple[str, ...]:
+    """The srun long options the word `--name[=value]` names as getopt_long reads it (igap53): the exact name, else
+    every entry it is a prefix of, among Slurm's table and the SPANK options listed for srun in RUNNERS; () for none
+    (a SPANK option not listed, or srun rejects it); more than one: ambiguous (srun exits, "is ambiguous")."""
+    name = word[2:].split("=", 1)[0]
+    spec = RUNNERS["srun"]
+    names = SRUN_LONG_VALUE | SRUN_LONG_PLAIN | SRUN_LONG_OPTIONAL | spec.long_value | spec.long_plain
+    if not name:
+        return ()
+    if name in names:
+        return (name,)
+    return tuple(sorted(n for n in names if n.startswith(name)))
+
+
+def srun_options(argv: Sequence[str], at: int) -> list[tuple[tuple[str, ...], str | None]]:
+    """The long options srun (argv[at]) is given before its command, each as (the names it may be: srun_long, its
+    value: after `=`, else the next word for an option that takes one, else None); where the command's place is not
+    known (read_runner), every later word is read as one (fail closed: an option seen where it may not be)."""
+    end = read_runner(argv, at).command
+    words = argv[at + 1 : len(argv) if end is None else end]
+    out: list[tuple[tuple[str, ...], str | None]] = []
+    for k, word in enumerate(words):
+        if word == "--":
+            break
+        if not word.startswith("--"):
+            continue
+        names = srun_long(word)
+        if "=" in word:
+            value: str | None = word.split("=", 1)[1]
+        elif len(names) == 1 and names[0] in SRUN_LONG_VALUE | RUNNERS["srun"].long_value:
+            value = words[k + 1] if k + 1 < len(words) else ""
+        else:
+            value = None
+        out.append((names, value))
+    return out
+
+
 def read_runner(argv: Sequence[str], at: int) -> Reading:
     """Where the command of the runner argv[at] (a RUNNERS program) stands."""
     spec = RUNNERS[os.path.basename(argv[at])]
@@ -127,6 +198,13 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
             continue
         if word.startswith("--"):
             got = _long(spec, word)
+            if got is None and spec is RUNNERS["srun"]:
+                names = srun_long(word)
+                if len(names) > 1:  # (igap53: srun exits on an ambiguous prefix)
+                    return Reading(None, f"`{word.split('=', 1)[0]}` names several srun options ({', '.join(names)}: "
+                                   "getopt_long refuses it as ambiguous)")  # fmt: skip
+                if names:
+                    got = names[0], names[0] in SRUN_LONG_VALUE | spec.long_value
             if got is None:
                 if "=" in word or spec.every_long_known:
                     if spec.every_long_known:

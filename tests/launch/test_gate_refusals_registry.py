@@ -461,6 +461,10 @@ DIRECT_UNREAD = "deepep-v2-direct-multinode-unread"
 # imend4: no check raises for it by name; argparse offers 'modelopt' while the quantization registry lacks the key
 # (0.5.3.post1-0.5.3.post3), so ModelConfig's verification raises for an unknown method
 MODELOPT_UNREGISTERED = "modelopt-unregistered-053-posts"
+# igap53: no check of SGLang's refuses it; the EXAONE 4 model file reads config.rope_theta alone (no rope_parameters)
+# in a release that pins transformers 5 (whose Exaone4Config keeps the base only in rope_parameters)
+ROPE_THETA_FILE_DEFAULT = "rope-theta-file-default"
+EXAONE4_FILE = "sglang/srt/models/exaone4.py"
 QUANT_REGISTRY = "sglang/srt/layers/quantization/__init__.py"
 DIRECT_HELP = "`direct` (single-node NVLink)"
 TILELANG_ARG_CHECKS = ("only support an fp8_e4m3 KV", "CUDA TileLang FP8 KV requires both DSA backends to be tilelang")
@@ -736,6 +740,14 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             offered = re.search(r"QUANTIZATION_CHOICES = \[[^\]]*\"modelopt\",", args) is not None
             registered = '"modelopt": ' in "".join(module(version, QUANT_REGISTRY).values())
             assert (offered and not registered) is bool(entry["applies"]), version
+            continue
+        if rule["id"] == ROPE_THETA_FILE_DEFAULT:  # the bare read, in a release pinning transformers 5
+            exaone = "".join(module(version, EXAONE4_FILE).values())
+            bare = 'getattr(config, "rope_theta", 1000000)' in exaone and "rope_parameters" not in exaone
+            with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
+                meta = next(z.read(n).decode() for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+            pin = re.search(r"^Requires-Dist: transformers==(\d+)\.", meta, re.M)
+            assert (bare and pin is not None and int(pin.group(1)) >= 5) is bool(entry["applies"]), version
             continue
         if rule["id"] == TILELANG_CUDA_KERNEL:  # the kernel's CUDA branch, and no argument check before it
             checked = any(text in body for text in TILELANG_ARG_CHECKS for body in code.values())
