@@ -331,12 +331,20 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
     if prog == "srun":
         rest = argv[i + 1 :]
         exports = [w.split("=", 1)[1] if "=" in w else (rest[k + 1] if k + 1 < len(rest) else "")
-                   for k, w in enumerate(rest) if w == "--export" or w.startswith("--export=")]  # fmt: skip
+                   for k, w in enumerate(rest) if _srun_export(w)]  # fmt: skip
         if not exports and env is not None and "SLURM_EXPORT_ENV" in env:
             exports = [env["SLURM_EXPORT_ENV"]]
         if not exports or all(e == "ALL" for e in exports):
             return None
     return prog
+
+
+def _srun_export(word: str) -> bool:
+    """Whether `word` is srun's --export option in a spelling getopt_long takes (irobust6): `--export`, `--export=V`,
+    or an abbreviation of three letters or more (`--exp=NONE`, `--expo NONE`: a unique prefix names the option; one
+    srun rejects as ambiguous starts no task, so reading it as --export fails closed)."""
+    name = word[2:].split("=", 1)[0]
+    return word.startswith("--") and len(name) >= 3 and "export".startswith(name)
 
 
 #: programs that run the command on another root than the box the facts describe (irobust5): chroot(8) changes the

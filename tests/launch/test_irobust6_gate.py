@@ -1,0 +1,42 @@
+"""irobust6: an adversarial pass over the launch reading added in irobust5 / imend5 (runners, su, srun, the word cap).
+
+- srun takes its long options by getopt_long, which accepts a unique prefix: `srun --exp=NONE python ...` starts the
+  task with none of the submission environment, as `--export=NONE` does, but only the full spelling was read (the
+  launch was judged with an environment it does not get)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stackcheck.knowledge.loader import load
+from stackcheck.launch import gate
+
+LAUNCH = ["python3", "-m", "sglang.launch_server", "--model-path", "m"]
+
+
+@pytest.fixture(scope="module")
+def mapping() -> Any:
+    return load().launch
+
+
+def _problems(line: list[str], mapping: Any) -> list[tuple[str, str]]:
+    d = gate.derive(line, mapping, {})
+    assert d.entrypoint == "launch-server", (line, d.entrypoint)
+    return [(p.subject, p.status) for p in d.problems if p.status != "note"]
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [["srun", "--exp=NONE"], ["srun", "--expo", "NONE"], ["srun", "-N1", "--expor=HF_HOME"],
+     ["srun", "--export", "NONE"]],
+)  # fmt: skip
+def test_an_abbreviated_srun_export_leaves_the_environment_unknown(prefix: list[str], mapping: Any) -> None:
+    # fails before: no env problem for the abbreviations (the environment before srun judged as the server's)
+    assert ("env", "unknown") in _problems([*prefix, *LAUNCH], mapping)
+
+
+def test_srun_export_all_or_another_option_is_passed_over(mapping: Any) -> None:
+    for prefix in (["srun", "--exp=ALL"], ["srun", "--exact"]):
+        assert ("env", "unknown") not in _problems([*prefix, *LAUNCH], mapping), prefix
