@@ -212,6 +212,7 @@ def find_launch(
     if entry is not None:
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
+    su = os.path.basename(argv[0]) in _SU if argv else False
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0) if argv else None
     for i in range(1, len(argv)):
@@ -259,17 +260,20 @@ def find_launch(
                 _root_seen(trace, root)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
-        if at is not None:
+        text = argv[at] if at is not None else _su_command(argv, i) if su else None
+        if text is not None:
             # `bash -c "python -m sglang.launch_server ..."`, and the spellings a shell takes as -c: an option cluster
             # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`) or after it (`bash -c -- STRING`, `sh
-            # -c -e STRING`), the shell behind a launcher (`sudo bash -c`, `docker exec c bash -c`)
-            inner = _shell_launch(argv[at], mapping, env, trace)
+            # -c -e STRING`), the shell behind a launcher (`sudo bash -c`, `docker exec c bash -c`); su's and
+            # runuser's other spellings of -c (`--command=STRING`, `-cSTRING`: _su_command)
+            inner = _shell_launch(text, mapping, env, trace)
             if inner is not None:
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
                 return inner
             break
         shell = shell or prog in _C_RUNNERS
+        su = su or prog in _SU
         policy = policy or _env_policy(argv, i, env)
         root = root or _root_change(argv, i)
     return None, list(argv[1:]), dict(env)
@@ -403,6 +407,31 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 #: the programs whose -c STRING is a shell's command string: the shells, and su / runuser, which hand it to the target
 #: user's shell (`su svc -c "python -m ..."`: irobust5, read as a wrapper before, its launch's flags never read)
 _C_RUNNERS = _SHELLS | {"su", "runuser"}
+
+
+_SU = frozenset({"su", "runuser"})
+
+
+def _su_command(argv: Sequence[str], i: int) -> str | None:
+    """The command string su / runuser take from argv[i] in a spelling other than a `-c` word of its own (irobust6:
+    `su svc --command="python -m ..."` was read as a wrapper, its launch's flags and environment never read): util-linux
+    su-common.c reads options by getopt_long ("c:fg:G:lmpPs:u:hVw:"), so `--command STRING`, `--command=STRING`, a
+    unique prefix of it (`--comm=STRING`), `--session-command` (the same string, run without a new session) and the
+    string attached to -c in a cluster (`-cSTRING`, `-lcSTRING`). None for any other word."""
+    word = argv[i]
+    after = argv[i + 1] if i + 1 < len(argv) else None
+    if word.startswith("--"):
+        name, eq, value = word[2:].partition("=")
+        if name and ("command".startswith(name) or (len(name) >= 2 and "session-command".startswith(name))):
+            return value if eq else after
+        return None
+    if word.startswith("-") and len(word) > 2:
+        for j in range(1, len(word)):
+            if word[j] == "c":
+                return word[j + 1 :] or after
+            if word[j] not in "flmpP":  # (su's options without a value; another letter ends the reading)
+                return None
+    return None
 
 
 def _shell_c(arg: str) -> bool:
@@ -2399,14 +2428,18 @@ def _shell_cut(command: Sequence[str], args: list[str]) -> list[str]:
     -c "python -m sglang.launch_server ... \"$@\""`): up to the first word the shell expands (`$@`, `$X`, a command
     substitution), whose words the gate does not know (the string's operators and redirections are no argument
     already: shell_commands); a command run without a shell is its own argv, every word as given."""
-    shell = False
+    shell = su = False
     inside = False
     for i, word in enumerate(command):
         prog = os.path.basename(word)
         if shell and _shell_c(word) and _shell_string_at(command, i) is not None:
             inside = True
             break
+        if su and _su_command(command, i) is not None:
+            inside = True
+            break
         shell = shell or prog in _C_RUNNERS
+        su = su or prog in _SU
     if not inside:
         return args
     for i, word in enumerate(args):

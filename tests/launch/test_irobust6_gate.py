@@ -2,7 +2,10 @@
 
 - srun takes its long options by getopt_long, which accepts a unique prefix: `srun --exp=NONE python ...` starts the
   task with none of the submission environment, as `--export=NONE` does, but only the full spelling was read (the
-  launch was judged with an environment it does not get)."""
+  launch was judged with an environment it does not get).
+- su / runuser take their command string in getopt_long's spellings too: `--command=STRING`, `--command STRING`, a
+  prefix (`--comm=`), `--session-command`, `-cSTRING`. Only a `-c` word was read; the others were read as a wrapper
+  whose launch flags and environment were never judged."""
 
 from __future__ import annotations
 
@@ -40,3 +43,20 @@ def test_an_abbreviated_srun_export_leaves_the_environment_unknown(prefix: list[
 def test_srun_export_all_or_another_option_is_passed_over(mapping: Any) -> None:
     for prefix in (["srun", "--exp=ALL"], ["srun", "--exact"]):
         assert ("env", "unknown") not in _problems([*prefix, *LAUNCH], mapping), prefix
+
+
+LAUNCH_TEXT = "python3 -m sglang.launch_server --model-path m --tp 2"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [["su", "svc", "--command=" + LAUNCH_TEXT], ["su", "--command", LAUNCH_TEXT, "svc"],
+     ["su", "--comm=" + LAUNCH_TEXT, "svc"], ["su", "-c" + LAUNCH_TEXT, "svc"], ["su", "-lc" + LAUNCH_TEXT, "svc"],
+     ["runuser", "-u", "svc", "--session-command", LAUNCH_TEXT], ["sudo", "su", "svc", "--c=" + LAUNCH_TEXT]],
+)  # fmt: skip
+def test_su_command_spellings_are_read_as_its_shell_string(line: list[str], mapping: Any) -> None:
+    # fails before: entrypoint 'wrapper', no env problem, the launch's --tp never read
+    d = gate.derive(line, mapping, {})
+    assert d.entrypoint == "launch-server", (line, d.entrypoint)
+    assert d.sglang_args[-2:] == ["--tp", "2"], d.sglang_args
+    assert ("env", "unknown") in [(p.subject, p.status) for p in d.problems]
