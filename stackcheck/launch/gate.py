@@ -788,10 +788,14 @@ def _shell_launch(
     for words in commands:
         cmd_env = dict(exported)
         k = 0
-        while k < len(words) and (words[k] in _SHELL_PREFIX or _ASSIGNMENT.match(words[k])):
+        after_exec = False  # (irobust6: `exec A=1 python ...`: after exec an assignment is its command, exit 127)
+        while k < len(words) and (words[k] in _SHELL_PREFIX or (_ASSIGNMENT.match(words[k]) and not after_exec)):
             if words[k] == "exec":  # `exec -a NAME`, `exec -cl`: exec's own options
+                after_exec = True
                 while k + 1 < len(words) and words[k + 1].startswith("-") and words[k + 1] != "--":
                     k += 2 if words[k + 1] == "-a" else 1
+                if k + 1 < len(words) and words[k + 1] == "--":
+                    k += 1
             elif _ASSIGNMENT.match(words[k]):
                 name, _, value = words[k].partition("=")
                 cmd_env[name] = value
@@ -838,6 +842,8 @@ def _shell_launch(
                 record[at:at] = seen
             if trace is not None:  # (`bash -c "nice A=1 python ..."`: the runner execs the word as argv does)
                 bad = _exec_assignment(argv)
+                if bad is not None and bad[1] is None and after_exec and rest and rest[0] == bad[0]:
+                    bad = (bad[0], "exec")  # (the shell's exec builtin runs the word as a program: bash, dash)
                 trace.setdefault("runner_problems", []).extend(
                     ([_assignment_problem(*bad)] if bad is not None else []) + runner_problems(argv, mapping)
                 )
@@ -1203,7 +1209,7 @@ def _assignment_problem(word: str, runner: str | None = None) -> Problem:
                    "assignment, but the command runs as argv with no shell (the gate's exec, like env's and a "
                    f"launcher's): no program of that name is found ('command not found', exit 127), and {name} is "
                    f"never set; write it as `env {name}=... python ...`",
-                   [ASSIGNMENT_SOURCE] + ([NOHUP_SOURCE] if runner else []))  # fmt: skip
+                   [ASSIGNMENT_SOURCE] + ([NOHUP_SOURCE] if runner and runner != "exec" else []))  # fmt: skip
 
 
 #: coreutils nohup: its only options are --help / --version (and `--`); it execvp's the next word, and exits 127

@@ -60,3 +60,18 @@ def test_su_command_spellings_are_read_as_its_shell_string(line: list[str], mapp
     assert d.entrypoint == "launch-server", (line, d.entrypoint)
     assert d.sglang_args[-2:] == ["--tp", "2"], d.sglang_args
     assert ("env", "unknown") in [(p.subject, p.status) for p in d.problems]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["exec A=1 " + LAUNCH_TEXT, "cd /srv && exec -a sglang A=1 " + LAUNCH_TEXT, "exec -- A=1 " + LAUNCH_TEXT],
+)
+def test_an_assignment_after_a_shells_exec_is_refused(text: str, mapping: Any) -> None:
+    # bash and dash: `exec A=1 true` -> "exec: A=1: not found", exit 127 (run here); fails before: no A= problem (the
+    # assignment read as the launch's environment)
+    assert ("A=", "blocked") in _problems(["bash", "-c", text], mapping)
+
+
+def test_an_assignment_before_exec_is_the_launchs_environment(mapping: Any) -> None:
+    assert not [p for p in _problems(["sh", "-c", "A=1 exec " + LAUNCH_TEXT], mapping) if p[0] == "A="]
+    assert not [p for p in _problems(["sh", "-c", "exec " + LAUNCH_TEXT], mapping) if p[0].endswith("=")]
