@@ -1233,6 +1233,20 @@ def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
     return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
 
 
+def _timeout_takes_next(word: str) -> bool:
+    """Whether coreutils timeout's option `word` takes the next word as its value (getopt_long "+fk:s:v"): -k / -s
+    alone or ending a cluster (`-vk`), --kill-after / --signal without `=` or a prefix of either (irobust6: `timeout
+    --sig TERM 10 A=1 python ...`, a prefix getopt_long takes, left TERM read as the DURATION and the assignment as
+    the command's environment: exit 127 passed)."""
+    if word.startswith("--"):
+        name = word[2:]
+        return "=" not in name and bool(name) and ("kill-after".startswith(name) or "signal".startswith(name))
+    for j in range(1, len(word)):
+        if word[j] in "ks":
+            return j == len(word) - 1  # (`-k5`, `-sTERM`: the value is attached)
+    return False
+
+
 def _chain_end(argv: Sequence[str], start: int) -> tuple[int, str | None]:
     """(where the command of a chain of `nohup` / `timeout` starting at argv[start] stands, the last of them or None
     where argv[start] is neither)."""
@@ -1244,7 +1258,7 @@ def _chain_end(argv: Sequence[str], start: int) -> tuple[int, str | None]:
                 word, i = argv[i], i + 1
                 if word == "--":
                     break
-                if word in ("-k", "-s", "--kill-after", "--signal"):
+                if _timeout_takes_next(word):
                     i += 1  # (the option's value)
             i += 1  # (DURATION)
         elif argv[i] == "--" and i < len(argv) - 1:

@@ -75,3 +75,20 @@ def test_an_assignment_after_a_shells_exec_is_refused(text: str, mapping: Any) -
 def test_an_assignment_before_exec_is_the_launchs_environment(mapping: Any) -> None:
     assert not [p for p in _problems(["sh", "-c", "A=1 exec " + LAUNCH_TEXT], mapping) if p[0] == "A="]
     assert not [p for p in _problems(["sh", "-c", "exec " + LAUNCH_TEXT], mapping) if p[0].endswith("=")]
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [["timeout", "--sig", "TERM", "10", "A=1"], ["timeout", "--k", "5", "10", "A=1"],
+     ["timeout", "-vk", "5", "10", "A=1"], ["timeout", "-vs", "KILL", "10", "A=1"],
+     ["nice", "timeout", "--si", "TERM", "10", "A=1"]],
+)  # fmt: skip
+def test_timeouts_abbreviated_options_are_read(prefix: list[str], mapping: Any) -> None:
+    # fails before: the option's value read as the DURATION, the assignment as the launch's environment (no problem)
+    assert ("A=", "blocked") in _problems([*prefix, *LAUNCH], mapping)
+
+
+def test_timeouts_attached_values_are_read(mapping: Any) -> None:
+    for prefix in (["timeout", "-k5", "10"], ["timeout", "--signal=TERM", "10"], ["timeout", "-sTERM", "-v", "10"]):
+        assert not [p for p in _problems([*prefix, *LAUNCH], mapping) if p[0].endswith("=")], prefix
+        assert ("A=", "blocked") in _problems([*prefix, "A=1", *LAUNCH], mapping), prefix
