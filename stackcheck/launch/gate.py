@@ -213,6 +213,7 @@ def find_launch(
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     su = os.path.basename(argv[0]) in _SU if argv else False
+    srun = os.path.basename(argv[0]) == "srun" if argv else False
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0) if argv else None
     for i in range(1, len(argv)):
@@ -274,8 +275,10 @@ def find_launch(
             break
         shell = shell or prog in _C_RUNNERS
         su = su or prog in _SU
-        policy = policy or _env_policy(argv, i, env)
-        root = root or _root_change(argv, i)
+        if prog != "srun" or not srun:  # (irobust6: a later srun reads a part of what the first read, each of them
+            policy = policy or _env_policy(argv, i, env)  # every word after it: 2,000 of them took 3.5 s)
+            root = root or _root_change(argv, i)
+        srun = srun or prog == "srun"
     return None, list(argv[1:]), dict(env)
 
 

@@ -92,3 +92,21 @@ def test_timeouts_attached_values_are_read(mapping: Any) -> None:
     for prefix in (["timeout", "-k5", "10"], ["timeout", "--signal=TERM", "10"], ["timeout", "-sTERM", "-v", "10"]):
         assert not [p for p in _problems([*prefix, *LAUNCH], mapping) if p[0].endswith("=")], prefix
         assert ("A=", "blocked") in _problems([*prefix, "A=1", *LAUNCH], mapping), prefix
+
+
+def test_many_sruns_are_read_once(mapping: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # fails before: each srun read every word after it (2,000 sruns: 2,000 reads, ~3.5 s); a later srun's words are a
+    # part of the first's, so its reading adds nothing
+    calls: list[int] = []
+    real = gate._env_policy
+
+    def counted(argv: Any, i: int, env: Any = None) -> Any:
+        if argv[i] == "srun":
+            calls.append(i)
+        return real(argv, i, env)
+
+    monkeypatch.setattr(gate, "_env_policy", counted)
+    gate.derive(["srun", "--x"] * 2000 + LAUNCH, mapping, {})
+    assert len(calls) <= 2, len(calls)
+    assert ("env", "unknown") in _problems(["srun", "-N1", "srun", "--export=NONE", *LAUNCH], mapping)
+    assert ("root", "unknown") in _problems(["srun", "srun", "--container-image=x", *LAUNCH], mapping)
