@@ -214,6 +214,7 @@ def find_launch(
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     su = os.path.basename(argv[0]) in _SU if argv else False
     srun = os.path.basename(argv[0]) == "srun" if argv else False
+    flock = os.path.basename(argv[0]) == "flock" if argv else False
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0) if argv else None
     for i in range(1, len(argv)):
@@ -262,6 +263,8 @@ def find_launch(
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         text = argv[at] if at is not None else _su_command(argv, i) if su else None
+        if text is None and flock and argv[i] == "--command" and i + 1 < len(argv):
+            text = argv[i + 1]
         if text is not None:
             # `bash -c "python -m sglang.launch_server ..."`, and the spellings a shell takes as -c: an option cluster
             # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`) or after it (`bash -c -- STRING`, `sh
@@ -275,6 +278,7 @@ def find_launch(
             break
         shell = shell or prog in _C_RUNNERS
         su = su or prog in _SU
+        flock = flock or prog == "flock"
         if prog != "srun" or not srun:  # (irobust6: a later srun reads a part of what the first read, each of them
             policy = policy or _env_policy(argv, i, env)  # every word after it: 2,000 of them took 3.5 s)
             root = root or _root_change(argv, i)
@@ -409,7 +413,10 @@ def env_policy_problem(program: str) -> Problem:
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 #: the programs whose -c STRING is a shell's command string: the shells, and su / runuser, which hand it to the target
 #: user's shell (`su svc -c "python -m ..."`: irobust5, read as a wrapper before, its launch's flags never read)
-_C_RUNNERS = _SHELLS | {"su", "runuser"}
+_C_RUNNERS = _SHELLS | {"su", "runuser", "flock"}
+# (irobust6: util-linux flock(1) `flock FILE -c COMMAND` / `--command COMMAND` runs COMMAND with `$SHELL -c` (flock.c:
+# the word after FILE is compared with "-c" and "--command"): the string was passed over, its launch read as a
+# wrapper whose flags and environment were never judged)
 
 
 _SU = frozenset({"su", "runuser"})

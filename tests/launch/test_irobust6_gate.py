@@ -110,3 +110,14 @@ def test_many_sruns_are_read_once(mapping: Any, monkeypatch: pytest.MonkeyPatch)
     assert len(calls) <= 2, len(calls)
     assert ("env", "unknown") in _problems(["srun", "-N1", "srun", "--export=NONE", *LAUNCH], mapping)
     assert ("root", "unknown") in _problems(["srun", "srun", "--container-image=x", *LAUNCH], mapping)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [["flock", "/tmp/l", "-c", LAUNCH_TEXT], ["flock", "-w", "5", "/tmp/l", "--command", LAUNCH_TEXT],
+     ["nohup", "flock", "-x", "/tmp/l", "-c", "cd /srv && " + LAUNCH_TEXT]],
+)  # fmt: skip
+def test_flocks_command_string_is_read_as_the_launch(line: list[str], mapping: Any) -> None:
+    # fails before: entrypoint 'wrapper', the launch's --tp never read
+    d = gate.derive(line, mapping, {})
+    assert d.entrypoint == "launch-server" and d.sglang_args[-2:] == ["--tp", "2"], (d.entrypoint, d.sglang_args)
