@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-#: the releases that copy SGL_X to SGLANG_X at import
-COPIES_SGL = ">=0.5.3"
+#: the releases that copy SGL_X to SGLANG_X at import: from the release candidate 0.5.3rc2 on (irobust6: its wheel has
+#: sglang/srt/environ.py with the same loop, :216-226 `_convert_SGL_to_SGLANG`; 0.5.3rc0's has no environ.py, and no
+#: 0.5.3rc1 is on PyPI). `>=0.5.3` left 0.5.3rc2 out (a pre-release sorts before its release): an SGL_ variable that
+#: release reads was not read
+COPIES_SGL = ">=0.5.3rc2"
 
 #: SGLANG_ names whose SGL_ copy comes too late to be read, by release: 0.5.12-0.5.20 read SGLANG_USE_JIT_ALL_REDUCE
 #: only in the deprecation handler that copies it to SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2, which runs before the SGL_

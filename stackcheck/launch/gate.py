@@ -212,6 +212,8 @@ def find_launch(
     if entry is not None:
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
+    su = os.path.basename(argv[0]) in _SU if argv else False
+    flock = os.path.basename(argv[0]) == "flock" if argv else False
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0) if argv else None
     for i in range(1, len(argv)):
@@ -259,17 +261,25 @@ def find_launch(
                 _root_seen(trace, root)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
-        if at is not None:
+        text = argv[at] if at is not None else _su_command(argv, i) if su else None
+        if text is None and flock and argv[i] == "--command" and i + 1 < len(argv):
+            text = argv[i + 1]
+        if text is not None:
             # `bash -c "python -m sglang.launch_server ..."`, and the spellings a shell takes as -c: an option cluster
             # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`) or after it (`bash -c -- STRING`, `sh
-            # -c -e STRING`), the shell behind a launcher (`sudo bash -c`, `docker exec c bash -c`)
-            inner = _shell_launch(argv[at], mapping, env, trace)
+            # -c -e STRING`), the shell behind a launcher (`sudo bash -c`, `docker exec c bash -c`); su's and
+            # runuser's other spellings of -c (`--command=STRING`, `-cSTRING`: _su_command)
+            inner = _shell_launch(text, mapping, env, trace)
             if inner is not None:
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
                 return inner
             break
         shell = shell or prog in _C_RUNNERS
+        su = su or prog in _SU
+        flock = flock or prog == "flock"
+        # (each srun reads only its own options, runners.srun_options since igap53: a nested srun's --export is its
+        # own, and 2,000 sruns read 2,000 short option lists, linear)
         policy = policy or _env_policy(argv, i, env)
         root = root or _root_change(argv, i)
     return None, list(argv[1:]), dict(env)
@@ -342,6 +352,14 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
     return prog
 
 
+def _srun_export(word: str) -> bool:
+    """Whether `word` is srun's --export option in a spelling getopt_long takes (irobust6): `--export`, `--export=V`,
+    or an abbreviation of three letters or more (`--exp=NONE`, `--expo NONE`: a unique prefix names the option; one
+    srun rejects as ambiguous starts no task, so reading it as --export fails closed)."""
+    name = word[2:].split("=", 1)[0]
+    return word.startswith("--") and len(name) >= 3 and "export".startswith(name)
+
+
 #: programs that run the command on another root than the box the facts describe (irobust5): chroot(8) changes the
 #: root directory before execvp; srun's --container / --container-image (OCI containers, pyxis) run the task in an
 #: image's filesystem. The interpreter, packages and libraries the server loads there are not the ones read here.
@@ -405,7 +423,35 @@ def env_policy_problem(program: str) -> Problem:
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 #: the programs whose -c STRING is a shell's command string: the shells, and su / runuser, which hand it to the target
 #: user's shell (`su svc -c "python -m ..."`: irobust5, read as a wrapper before, its launch's flags never read)
-_C_RUNNERS = _SHELLS | {"su", "runuser"}
+_C_RUNNERS = _SHELLS | {"su", "runuser", "flock"}
+# (irobust6: util-linux flock(1) `flock FILE -c COMMAND` / `--command COMMAND` runs COMMAND with `$SHELL -c` (flock.c:
+# the word after FILE is compared with "-c" and "--command"): the string was passed over, its launch read as a
+# wrapper whose flags and environment were never judged)
+
+
+_SU = frozenset({"su", "runuser"})
+
+
+def _su_command(argv: Sequence[str], i: int) -> str | None:
+    """The command string su / runuser take from argv[i] in a spelling other than a `-c` word of its own (irobust6:
+    `su svc --command="python -m ..."` was read as a wrapper, its launch's flags and environment never read): util-linux
+    su-common.c reads options by getopt_long ("c:fg:G:lmpPs:u:hVw:"), so `--command STRING`, `--command=STRING`, a
+    unique prefix of it (`--comm=STRING`), `--session-command` (the same string, run without a new session) and the
+    string attached to -c in a cluster (`-cSTRING`, `-lcSTRING`). None for any other word."""
+    word = argv[i]
+    after = argv[i + 1] if i + 1 < len(argv) else None
+    if word.startswith("--"):
+        name, eq, value = word[2:].partition("=")
+        if name and ("command".startswith(name) or (len(name) >= 2 and "session-command".startswith(name))):
+            return value if eq else after
+        return None
+    if word.startswith("-") and len(word) > 2:
+        for j in range(1, len(word)):
+            if word[j] == "c":
+                return word[j + 1 :] or after
+            if word[j] not in "flmpP":  # (su's options without a value; another letter ends the reading)
+                return None
+    return None
 
 
 def _shell_c(arg: str) -> bool:
@@ -762,10 +808,14 @@ def _shell_launch(
     for words in commands:
         cmd_env = dict(exported)
         k = 0
-        while k < len(words) and (words[k] in _SHELL_PREFIX or _ASSIGNMENT.match(words[k])):
+        after_exec = False  # (irobust6: `exec A=1 python ...`: after exec an assignment is its command, exit 127)
+        while k < len(words) and (words[k] in _SHELL_PREFIX or (_ASSIGNMENT.match(words[k]) and not after_exec)):
             if words[k] == "exec":  # `exec -a NAME`, `exec -cl`: exec's own options
+                after_exec = True
                 while k + 1 < len(words) and words[k + 1].startswith("-") and words[k + 1] != "--":
                     k += 2 if words[k + 1] == "-a" else 1
+                if k + 1 < len(words) and words[k + 1] == "--":
+                    k += 1
             elif _ASSIGNMENT.match(words[k]):
                 name, _, value = words[k].partition("=")
                 cmd_env[name] = value
@@ -812,6 +862,8 @@ def _shell_launch(
                 record[at:at] = seen
             if trace is not None:  # (`bash -c "nice A=1 python ..."`: the runner execs the word as argv does)
                 bad = _exec_assignment(argv)
+                if bad is not None and bad[1] is None and after_exec and rest and rest[0] == bad[0]:
+                    bad = (bad[0], "exec")  # (the shell's exec builtin runs the word as a program: bash, dash)
                 trace.setdefault("runner_problems", []).extend(
                     ([_assignment_problem(*bad)] if bad is not None else []) + runner_problems(argv, mapping)
                 )
@@ -1177,7 +1229,7 @@ def _assignment_problem(word: str, runner: str | None = None) -> Problem:
                    "assignment, but the command runs as argv with no shell (the gate's exec, like env's and a "
                    f"launcher's): no program of that name is found ('command not found', exit 127), and {name} is "
                    f"never set; write it as `env {name}=... python ...`",
-                   [ASSIGNMENT_SOURCE] + ([NOHUP_SOURCE] if runner else []))  # fmt: skip
+                   [ASSIGNMENT_SOURCE] + ([NOHUP_SOURCE] if runner and runner != "exec" else []))  # fmt: skip
 
 
 #: coreutils nohup: its only options are --help / --version (and `--`); it execvp's the next word, and exits 127
@@ -1201,6 +1253,20 @@ def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
     return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
 
 
+def _timeout_takes_next(word: str) -> bool:
+    """Whether coreutils timeout's option `word` takes the next word as its value (getopt_long "+fk:s:v"): -k / -s
+    alone or ending a cluster (`-vk`), --kill-after / --signal without `=` or a prefix of either (irobust6: `timeout
+    --sig TERM 10 A=1 python ...`, a prefix getopt_long takes, left TERM read as the DURATION and the assignment as
+    the command's environment: exit 127 passed)."""
+    if word.startswith("--"):
+        name = word[2:]
+        return "=" not in name and bool(name) and ("kill-after".startswith(name) or "signal".startswith(name))
+    for j in range(1, len(word)):
+        if word[j] in "ks":
+            return j == len(word) - 1  # (`-k5`, `-sTERM`: the value is attached)
+    return False
+
+
 def _chain_end(argv: Sequence[str], start: int) -> tuple[int, str | None]:
     """(where the command of a chain of `nohup` / `timeout` starting at argv[start] stands, the last of them or None
     where argv[start] is neither)."""
@@ -1212,7 +1278,7 @@ def _chain_end(argv: Sequence[str], start: int) -> tuple[int, str | None]:
                 word, i = argv[i], i + 1
                 if word == "--":
                     break
-                if word in ("-k", "-s", "--kill-after", "--signal"):
+                if _timeout_takes_next(word):
                     i += 1  # (the option's value)
             i += 1  # (DURATION)
         elif argv[i] == "--" and i < len(argv) - 1:
@@ -2402,14 +2468,18 @@ def _shell_cut(command: Sequence[str], args: list[str]) -> list[str]:
     -c "python -m sglang.launch_server ... \"$@\""`): up to the first word the shell expands (`$@`, `$X`, a command
     substitution), whose words the gate does not know (the string's operators and redirections are no argument
     already: shell_commands); a command run without a shell is its own argv, every word as given."""
-    shell = False
+    shell = su = False
     inside = False
     for i, word in enumerate(command):
         prog = os.path.basename(word)
         if shell and _shell_c(word) and _shell_string_at(command, i) is not None:
             inside = True
             break
+        if su and _su_command(command, i) is not None:
+            inside = True
+            break
         shell = shell or prog in _C_RUNNERS
+        su = su or prog in _SU
     if not inside:
         return args
     for i, word in enumerate(args):
