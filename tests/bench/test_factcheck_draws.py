@@ -67,6 +67,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # parent) with the script as committed (population g 984: the gate's allows, a uniform draw; 5.5-11.5 min shared)
     "54": ("24bb7bf0474c9105e178bc7b1e2e9f3e78aa5def", None),  # drawn in the tree of 24bb7bf0 (the draw commit's
     # parent) with the script as committed (populations a 84, r 52, m 48, n 48, h 24, p 26; about 45 s)
+    "55": ("24bb7bf0474c9105e178bc7b1e2e9f3e78aa5def", None),  # drawn in the tree of 24bb7bf0 (the draw commit's
+    # parent) with the script as committed (population g 952: the gate's 971 allows less the 19 the fifty-third drew
+    # that are still allowed, a uniform draw; about 6 min on the shared 2-core box)
 }
 DEFAULT = ("27",)
 
