@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from stackcheck.documents.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
-from stackcheck.facts.model import KERNEL_PACKAGES
+from stackcheck.facts.model import KERNEL_PACKAGES, DuplicateKey, unique_keys
 
 if TYPE_CHECKING:
     from stackcheck.documents.types import (
@@ -164,24 +164,6 @@ def reduce_report(doc: Any) -> Record:
     return (hostname, parse_timestamp(ts_text), ts_text, gpu_key, stack_key, status_key, plan_key)
 
 
-class _DuplicateKey(Exception):
-    """A key given twice in one JSON object (raised by _unique_keys out of the scanner)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """One object's pairs as a dict, refusing a key given twice (irobust6): json keeps the last silently, so a
-    hand-merged report with two `facts` or `features` was counted on whichever came last, the one `audit --facts`,
-    `diff` and `gate --facts` refuse (facts/model.py parse_json_text)."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
 def parse_document(data: bytes) -> Record:
     """Bytes of one document to its record; NotAReport (a ValueError) with the reason otherwise."""
     if not data.strip():
@@ -189,8 +171,8 @@ def parse_document(data: bytes) -> Record:
     if len(data) > MAX_DOCUMENT_BYTES:
         raise NotAReport(f"larger than {MAX_DOCUMENT_BYTES // 2**20} MiB: not a report")
     try:
-        doc = json.loads(data, object_pairs_hook=_unique_keys)
-    except _DuplicateKey as exc:
+        doc = json.loads(data, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
         raise NotAReport(f"duplicate key {exc.args[0][:80]!r} in one object: JSON would keep only the last") from None
     except json.JSONDecodeError as exc:
         raise NotAReport(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None

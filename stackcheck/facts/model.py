@@ -240,11 +240,12 @@ def _reject_constant(value: str) -> Any:
     raise ValueError(f"non-standard JSON constant {value}")
 
 
-class _DuplicateKey(Exception):
-    """A key given twice in one JSON object (raised by _unique_keys, out of the C scanner)."""
+class DuplicateKey(Exception):
+    """A key given twice in one JSON object (raised by unique_keys, out of the C scanner; documents/fleet.py reads
+    reports through it too)."""
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """One JSON object's pairs as a dict, refusing a key given twice (json keeps the last one silently, so a
     hand-merged facts file was judged on whichever section came last: irobust5). ~20 us per 12 kB document."""
     out = dict(pairs)
@@ -252,7 +253,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(key)
+                raise DuplicateKey(key)
             seen.add(key)
     return out
 
@@ -282,12 +283,12 @@ def parse_json_text(text: str, origin: str) -> Any:
     """Parse JSON strictly (no NaN/Infinity, no key twice in one object, at most MAX_DEPTH levels), turning every
     failure into a one-line BadInputError."""
     try:
-        doc = lean_json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        doc = lean_json.loads(text, parse_constant=_reject_constant, object_pairs_hook=unique_keys)
         # (a document with fewer brackets than the limit cannot nest deeper: the walk is skipped)
         if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(doc, MAX_DEPTH):
             raise RecursionError
         return doc
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise BadInputError(
             f"{origin}: duplicate key {exc.args[0]!r} in one object: JSON would keep only the "
             "last; remove or merge the other"
