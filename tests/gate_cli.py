@@ -53,9 +53,10 @@ DEEPSEEK_V2_LITE: dict[str, Any] = {
     "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
     "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "v_head_dim": 128,
 }  # fmt: skip
-EXAONE4: dict[str, Any] = {
+EXAONE4: dict[str, Any] = {  # (rope_theta stated at SGLang's fallback, 1000000: igap53's rope-theta-file-default
+    # leaves a config that states none unknown under transformers 5, whose default_theta is 10000)
     "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120,
-    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "rope_theta": 1000000.0,
 }  # fmt: skip
 # an MLA model that SGLang counts as MLA only from 0.5.21 (configs/model_config.py); the dims are written for the
 # tests in the DeepSeek shape (kv_lora_rank and the split head dims), not copied from a published checkpoint
