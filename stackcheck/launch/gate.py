@@ -352,14 +352,6 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
     return prog
 
 
-def _srun_export(word: str) -> bool:
-    """Whether `word` is srun's --export option in a spelling getopt_long takes (irobust6): `--export`, `--export=V`,
-    or an abbreviation of three letters or more (`--exp=NONE`, `--expo NONE`: a unique prefix names the option; one
-    srun rejects as ambiguous starts no task, so reading it as --export fails closed)."""
-    name = word[2:].split("=", 1)[0]
-    return word.startswith("--") and len(name) >= 3 and "export".startswith(name)
-
-
 #: programs that run the command on another root than the box the facts describe (irobust5): chroot(8) changes the
 #: root directory before execvp; srun's --container / --container-image (OCI containers, pyxis) run the task in an
 #: image's filesystem. The interpreter, packages and libraries the server loads there are not the ones read here.

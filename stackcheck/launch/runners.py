@@ -24,9 +24,6 @@ from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-#: a shell's assignment word (NAME=VALUE)
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-
 
 class Runner(NamedTuple):
     """How one program reads its options before the command it runs. (A NamedTuple, not a dataclass: importing
