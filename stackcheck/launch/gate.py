@@ -480,7 +480,6 @@ _REDIRECT_OPS = ("&>>", "<<-", "<<<", "&>", ">>", "<<", ">&", "<&", "<>", ">|", 
 _OP_CHARS = frozenset("&|;()<>")
 #: what ends a run of plain characters in a word: blanks, newlines, quotes, escapes, expansions and operators
 _WORD_ENDS = frozenset(" \t\n'\"\\$`#&|;()<>")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 #: reserved words and builtins that may stand before a command without being it (`if`, `then`, `{`, `exec`)
 _SHELL_PREFIX = frozenset({"!", "{", "if", "then", "else", "elif", "do", "while", "until", "time", "exec"})
 
