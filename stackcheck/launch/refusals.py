@@ -1785,15 +1785,37 @@ _ROPE_THETA_FILE_DEFAULT = {
     "ExaoneMoEForCausalLM": 1000000.0,
     "ExaoneMoeForCausalLM": 1000000.0,
 }
+#: (igap55) the architectures whose model file reads config.rope_theta alone but whose config classes keep a top-level
+#: rope_theta of config.json as an attribute, so the base is lost only where config.json states it inside
+#: rope_parameters / rope_scaling alone: MiMo-V2 (mimo_v2_flash.py 0.5.10 :576, mimo_v2.py 0.5.11 :615, 0.5.14 :622,
+#: 0.5.19 :767, 0.5.23 :867, default 10000; its SWA layers take getattr(config, "swa_rope_theta", rope_theta), 0.5.23
+#: :897) and ZAYA1 (zaya.py 0.5.14 :896, 0.5.19 :895, 0.5.23 :959, default 1000000, one base for every layer). Their
+#: config classes: transformers 5.13.0-5.19.0 MiMoV2FlashConfig and ZayaConfig return the kwargs untouched from
+#: convert_rope_params_to_dict (5.19.0 configuration_mimo_v2_flash.py:134-135, configuration_zaya.py:114-120), which
+#: PreTrainedConfig then sets as attributes (5.19.0 configuration_utils.py:349-350, :376-383); SGLang's own
+#: ZayaConfig takes rope_theta as a parameter (0.5.23 configs/zaya.py:62, :197). Per layer-type key of a nested
+#: rope_parameters: the top-level key whose value the model file serves those layers instead (None: rope_theta).
+_ROPE_THETA_TOP_KEPT: dict[str, tuple[float, dict[str, str | None]]] = {
+    "MiMoV2FlashForCausalLM": (10000.0, {"full_attention": None, "sliding_attention": "swa_rope_theta"}),
+    "MiMoV2ForCausalLM": (10000.0, {"full_attention": None, "sliding_attention": "swa_rope_theta"}),
+    "ZayaForCausalLM": (1000000.0, {}),
+}
 
 
 def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
     """Whether the served model's rotary base differs from the one SGLang's model file falls back to (igap53): True
     where config.json states a rope_theta (top level, or in rope_parameters / rope_scaling) other than the file's
     default, False where it states that default or the architecture is none of _ROPE_THETA_FILE_DEFAULT (or was not
-    read: no architecture, no rule), unknown where config.json states none (transformers' own default decides)."""
+    read: no architecture, no rule), unknown where config.json states none (transformers' own default decides).
+    igap55: for _ROPE_THETA_TOP_KEPT a top-level rope_theta is kept (False); a base stated only inside
+    rope_parameters / rope_scaling (flat, or per layer type) is compared with what the file serves each layer."""
+    if not isinstance(keys, Mapping):
+        return False
+    kept = _ROPE_THETA_TOP_KEPT.get(architecture or "")
+    if kept is not None:
+        return _rope_theta_top_kept(str(architecture), keys, *kept)
     default = _ROPE_THETA_FILE_DEFAULT.get(architecture or "")
-    if default is None or not isinstance(keys, Mapping):
+    if default is None:
         return False
     stated: Any = keys.get("rope_theta")
     for nested in ("rope_parameters", "rope_scaling"):
@@ -1808,6 +1830,49 @@ def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
     if float(stated) == default:
         return _Judged(False, f"{architecture}: rope_theta {stated:g} (the file's default)")
     return _Judged(True, f"{architecture}: rope_theta {stated:g} in config.json, {default:g} served")
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)
+
+
+def _rope_theta_top_kept(
+    architecture: str, keys: Mapping[str, Any], default: float, layers: dict[str, str | None]
+) -> Any:
+    """_rope_theta_lost for an architecture whose config classes keep a top-level rope_theta (igap55)."""
+    top = keys.get("rope_theta")
+    if top is not None:
+        if not _is_number(top):
+            return _Judged(None, f"{architecture}: rope_theta {top!r}", missing="the model's rotary base, no number")
+        return _Judged(
+            False, f"{architecture}: rope_theta {top:g} at the top of config.json (kept by the config class)"
+        )
+    # (what the file serves where config.json has no top-level rope_theta: the default, or a top-level override)
+    stated: list[tuple[str, Any, float]] = []
+    for nested in ("rope_parameters", "rope_scaling"):
+        sub = keys.get(nested)
+        if not isinstance(sub, Mapping):
+            continue
+        if "rope_theta" in sub:
+            stated.append((f"{nested}.rope_theta", sub.get("rope_theta"), default))
+        for layer, value in sub.items():
+            if isinstance(value, Mapping) and "rope_theta" in value:
+                override = layers.get(layer)
+                served: Any = keys.get(override) if override is not None else None
+                base = float(served) if isinstance(served, int | float) and not isinstance(served, bool) else default
+                stated.append((f"{nested}.{layer}.rope_theta", value.get("rope_theta"), base))
+        if stated:
+            break
+    if not stated:
+        return _Judged(None, f"{architecture}: no rope_theta in config.json",
+                       missing="the model's rotary base, which config.json does not state")  # fmt: skip
+    for where, value, _served in stated:
+        if not _is_number(value):
+            return _Judged(None, f"{architecture}: {where} {value!r}", missing="the model's rotary base, no number")
+    wrong = [f"{where} {value:g}, {served:g} served" for where, value, served in stated if float(value) != served]
+    if wrong:
+        return _Judged(True, f"{architecture}: no top-level rope_theta in config.json; " + "; ".join(wrong))
+    return _Judged(False, f"{architecture}: the bases in config.json are the ones the file serves")
 
 
 def _whole(raw: str) -> int | None:
