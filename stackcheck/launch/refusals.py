@@ -1153,6 +1153,7 @@ def launch_values(
     model_mla: bool | None = None,
     memo: dict[tuple[bool, ...], dict[str, Any]] | None = None,
     gpu_sm: int | None = None,
+    box_memory: BoxMemory | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
@@ -1181,6 +1182,9 @@ def launch_values(
     # the lowest compute capability of the box's GPUs (major * 10 + minor, as SGLang's model loader compares it with a
     # quantization's get_min_capability) when every GPU was read; unknown else
     values["gpu_sm"] = gpu_sm if gpu_sm is not None else _UNKNOWN
+    # igap55: whether HiCache's host pool, per rank x the ranks on this node, exceeds the box's memory (a box other
+    # than a GB10, whose rule is hicache-unified-memory-host-pool)
+    values["hicache_host_pool_over_memory"] = _hicache_host_over_memory(d, declared, values, box_memory, version)
     opts = d.options
     page = ((mapping.get("refusals") or {}).get("auto") or {}).get("page_size") or {}
     heads_spec = entry.get("trtllm_gen_heads")
@@ -1627,6 +1631,119 @@ def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Ma
             "back)",
         )
     return False
+
+
+class BoxMemory:
+    """What the facts say of the box's memory (igap55): the memory a process may take (this host's MemTotal, or its
+    cgroup's limit where lower; None: not read) and the largest GPU's memory (None: a GPU's not read, or none)."""
+
+    __slots__ = ("budget", "gpu_max")
+
+    def __init__(self, budget: int | None, gpu_max: int | None) -> None:
+        self.budget = budget
+        self.gpu_max = gpu_max
+
+
+def box_memory(facts: Mapping[str, Any]) -> BoxMemory:
+    """BoxMemory from a report's facts: system.memory_total_bytes, system.memory_limit_bytes, gpus[].memory_bytes."""
+    system = facts.get("system") if isinstance(facts.get("system"), Mapping) else {}
+    total = system.get("memory_total_bytes") if isinstance(system, Mapping) else None
+    limit = system.get("memory_limit_bytes") if isinstance(system, Mapping) else None
+    budget = total if isinstance(total, int) and not isinstance(total, bool) and total > 0 else None
+    if budget is not None and isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < budget:
+        budget = limit
+    sizes = [g.get("memory_bytes") if isinstance(g, Mapping) else None for g in facts.get("gpus") or []]
+    known = [m for m in sizes if isinstance(m, int) and not isinstance(m, bool) and m > 0]
+    gpu_max = max(known) if known and len(known) == len(sizes) else None
+    return BoxMemory(budget, gpu_max)
+
+
+def _hicache_request(d: Derived, declared: set[str] | None) -> tuple[int | None, float | None, list[str]]:
+    """HiCache's host pool as the flags ask for it, read as the GB10 rule reads them (_hicache_host_pool_bounded):
+    --hicache-size in GB above 0 (None: 0 or less, or not given: SGLang sizes the pool from the ratio, 0.5.23
+    pool_host/base.py:221-226), --hicache-ratio (2.0 where not given), and the values that are no number."""
+    unread: list[str] = []
+    size: int | None = None
+    size_raw = option_value(d.sglang_args, ("--hicache-size",), declared)
+    if size_raw is not None:
+        text = size_raw.strip()
+        size = whole_number(text[1:] if text[:1] in ("-", "+") else text, None, ascii_only=True)
+        if size is None:
+            unread.append(f"--hicache-size {size_raw!r}")
+        elif text[:1] == "-" or size <= 0:
+            size = None
+    ratio: float | None = 2.0
+    ratio_raw = option_value(d.sglang_args, ("--hicache-ratio",), declared)
+    if ratio_raw is not None:
+        try:
+            ratio = float(ratio_raw)
+        except ValueError:
+            ratio = None
+        if ratio is None or math.isnan(ratio):
+            ratio = None
+            unread.append(f"--hicache-ratio {ratio_raw!r}")
+    return size, ratio, unread
+
+
+def _hicache_host_over_memory(
+    d: Derived, declared: set[str] | None, values: Mapping[str, Any], memory: BoxMemory | None, version: str | None
+) -> Any:
+    """Whether HiCache's host pool cannot fit the box's memory (igap55; refusal hicache-host-pool-memory). Each rank
+    pins its own pool: --hicache-size GB (1e9 bytes) per rank, else --hicache-ratio x its device KV pool (0.5.23
+    pool_host/base.py:221-226), and checks it against the host's available memory less a 10 GiB reserve, which
+    0.5.19+ split among the ranks of the node (0.5.19 pool_host/base.py:32-59, 0.5.23 :84-108: ranks_per_host = the
+    world size // nnodes; 0.5.21+ bound by the cgroup's limit), raising ValueError 'Not enough host memory
+    available'; 0.5.18 :141-150 and 0.5.1 memory_pool_host.py:95 check each rank against psutil's whole available
+    memory. True where one rank's pool exceeds the box's memory (MemTotal, or the cgroup limit) less that reserve,
+    or on 0.5.19+ the pools of the node's ranks together do; unknown where they do before 0.5.19 (oversubscribed,
+    not checked by SGLang).
+    With the ratio the pool follows the device KV pool, which the facts lack: False where even a device pool of the
+    whole GPU fits, unknown else; 0.5.21-0.5.23 size the pool from --hicache-host-memory-fraction (0.8 of the memory
+    less the reserve, for all ranks of the node) where neither --hicache-ratio nor --hicache-size is given, lowering
+    the default ratio until the pools fit (0.5.23 arg_groups/fields/memory.py:117-120,
+    arg_groups/hicache_hook.py:100-126): False there. False (not judged) where the box's memory was not read, on a
+    GB10 (its own rule) and without the flag."""
+    if not values.get("hierarchical_cache") or values.get("gpu_sm") == 121:
+        return False
+    if memory is None or memory.budget is None:
+        return False  # (not judged: a report without the box's memory, as before igap55)
+    size, ratio, unread = _hicache_request(d, declared)
+    if unread:
+        return _Judged(None, ", ".join(unread), missing="the host pool's size, whose flag is no number")
+    tp, pp, nnodes = values.get("tp_size"), values.get("pp_size"), values.get("nnodes")
+    ints = [v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None for v in (tp, pp, nnodes)]
+    if any(v is None for v in ints):
+        return _Judged(None, "--tp-size / --pp-size / --nnodes", missing="the ranks on this node, no whole numbers")
+    ranks = max((int(ints[0] or 1) * int(ints[1] or 1)) // int(ints[2] or 1), 1)
+    left = memory.budget - _HICACHE_RESERVE_BYTES
+    # 0.5.19+ split the budget among the node's ranks (0.5.19 pool_host/base.py:32-59); unknown release: not assumed
+    split = _version_in(version, ">=0.5.19") if version is not None else None
+    room = f"{memory.budget / 1e9:.1f} GB of memory less SGLang's 10 GiB reserve ({max(left, 0) / 1e9:.1f} GB)"
+    if size is not None:
+        asked = size * 10**9 * ranks
+        what = f"--hicache-size {size} (GB per rank) x {ranks} rank(s) on this node = {asked / 1e9:.1f} GB"
+        if size * 10**9 > left or (asked > left and split is True):
+            return _Judged(True, f"{what}, more than the box's {room}")
+        if asked > left:  # (0.5.1-0.5.18: each rank checks against the whole memory, so the node is oversubscribed)
+            return _Judged(None, f"{what}, more than the box's {room}",
+                           missing="whether the pools pin: before 0.5.19 each rank checks its own pool against the "
+                           "whole available memory, so the node's ranks together ask for more than it has and the "
+                           "pinning or the kernel's OOM killer decides (not read)")  # fmt: skip
+        return _Judged(False, f"{what}, within the box's {room}")
+    if ratio is None or ratio <= 0:
+        return False
+    ratio_given = option_value(d.sglang_args, ("--hicache-ratio",), declared) is not None
+    if not ratio_given and version is not None and _version_in(version, ">=0.5.21") is True:
+        return _Judged(False, "no --hicache-ratio or --hicache-size: SGLang sizes the pools to fit the memory")
+    if memory.gpu_max is None:
+        return _Judged(None, f"--hicache-ratio {ratio:g}", missing="the GPUs' memory, which bounds the device pool")
+    most = ratio * memory.gpu_max * ranks
+    what = f"--hicache-ratio {ratio:g} x the device KV pool of each of {ranks} rank(s)"
+    if most <= left:
+        return _Judged(False, f"{what}: at most {most / 1e9:.1f} GB (a pool of the whole GPU), within the box's {room}")
+    return _Judged(None, what, missing=f"whether the host pool fits: it asks for up to {most / 1e9:.1f} GB (a "
+                   f"device pool of the whole GPU) against the box's {room}, and the device KV pool's size (the "
+                   "GPU memory left after the weights at --mem-fraction-static) is not in the facts")  # fmt: skip
 
 
 def _dwdp_conflicts(d: Derived, declared: set[str] | None, values: Mapping[str, Any]) -> _Judged:
@@ -2248,6 +2365,7 @@ def refusal_problems(
     unrunnable: Mapping[str, str] | None = None,
     model_mla: bool | None = None,
     gpu_sm: int | None = None,
+    box_memory: BoxMemory | None = None,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
@@ -2285,6 +2403,7 @@ def refusal_problems(
             model_mla,
             memo,
             gpu_sm,
+            box_memory,
         )
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
