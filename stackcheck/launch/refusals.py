@@ -1566,30 +1566,13 @@ def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Ma
     in the facts (at F = 0.3 the best case leaves 2.1 GB to spare); the message gives both figures."""
     given = values.get("flags_given")
     tokens_given = isinstance(given, _GivenFlags) and "--max-total-tokens" in given
-    unread: list[str] = []
+    size, ratio, unread = _hicache_request(d, declared)  # (igap55: the reading hicache-host-pool-memory shares)
     size_raw = option_value(d.sglang_args, ("--hicache-size",), declared)
-    size: int | None = None
-    if size_raw is not None:
-        text = size_raw.strip()
-        size = whole_number(text[1:] if text[:1] in ("-", "+") else text, None, ascii_only=True)
-        if size is None:
-            unread.append(f"--hicache-size {size_raw!r}")
-        elif text[:1] == "-" or size <= 0:
-            size = None  # (SGLang's default: sized from the ratio)
-        elif size * 10**9 > _GB10_MOST_BYTES - _HICACHE_RESERVE_BYTES:
-            # (a _Judged holds where the rule's condition does: the pool unbounded)
-            return _Judged(True, f"--hicache-size {size_raw} (GB): more than the whole memory less SGLang's 10 GiB "
-                           "reserve")  # fmt: skip
     ratio_raw = option_value(d.sglang_args, ("--hicache-ratio",), declared)
-    ratio: float | None = 2.0
-    if ratio_raw is not None:
-        try:
-            ratio = float(ratio_raw)
-        except ValueError:
-            ratio = None
-        if ratio is None or math.isnan(ratio):
-            ratio = None
-            unread.append(f"--hicache-ratio {ratio_raw!r}")
+    if size is not None and size * 10**9 > _GB10_MOST_BYTES - _HICACHE_RESERVE_BYTES:
+        # (a _Judged holds where the rule's condition does: the pool unbounded)
+        return _Judged(True, f"--hicache-size {size_raw} (GB): more than the whole memory less SGLang's 10 GiB "
+                       "reserve")  # fmt: skip
     fraction_raw = option_value(d.sglang_args, ("--mem-fraction-static",), declared)
     if fraction_raw is not None and not unread:
         try:
