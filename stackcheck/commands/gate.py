@@ -916,6 +916,7 @@ def _decide_with(
         auto_backend_features,
         auto_backend_unread,
         backends_not_running,
+        box_memory,
         gpu_majors,
         known_gpu_majors,
         lowest_gpu_sm,
@@ -1002,6 +1003,7 @@ def _decide_with(
         derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre),
         torch_cuda=ctx.torch_cuda(), unrunnable=backends_not_running(mapping, statuses),
         model_mla=mla if isinstance(mla, bool) else None, gpu_sm=lowest_gpu_sm(ctx.facts),
+        box_memory=box_memory(ctx.facts),
     )  # fmt: skip
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []

@@ -109,6 +109,8 @@ if TYPE_CHECKING:
         machine: str | None
         container: str | None
         env: dict[str, str]
+        memory_total_bytes: int | None  # this host's MemTotal (igap55); null: not read, or not this host
+        memory_limit_bytes: int | None  # its cgroup's memory limit; null: none, or not read
         error: str
 
     class PythonFacts(TypedDict, total=False):

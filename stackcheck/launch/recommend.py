@@ -131,6 +131,7 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     from stackcheck.launch.gate import Problem, derive, release_choice_problems, release_problems, worst_rule_effect
     from stackcheck.launch.refusals import (
         auto_backend_features,
+        box_memory,
         gpu_majors,
         known_gpu_majors,
         lowest_gpu_sm,
@@ -150,6 +151,7 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
         d, mapping, version, gpu_majors(ctx.facts), model.architecture, {"model": model.config},
         model.release_flags.get(version) if version is not None else None, ctx.torch_cuda(),
         model_mla=mla if isinstance(mla, bool) else None, gpu_sm=lowest_gpu_sm(ctx.facts),
+        box_memory=box_memory(ctx.facts),
     )  # fmt: skip
     found += [p for p in release_problems(d, mapping, version) if p.status == "blocked"]
     found += [p for p in release_choice_problems(d, mapping, version) if p.status == "blocked"]

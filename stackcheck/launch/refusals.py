@@ -1153,6 +1153,7 @@ def launch_values(
     model_mla: bool | None = None,
     memo: dict[tuple[bool, ...], dict[str, Any]] | None = None,
     gpu_sm: int | None = None,
+    box_memory: BoxMemory | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
@@ -1181,6 +1182,9 @@ def launch_values(
     # the lowest compute capability of the box's GPUs (major * 10 + minor, as SGLang's model loader compares it with a
     # quantization's get_min_capability) when every GPU was read; unknown else
     values["gpu_sm"] = gpu_sm if gpu_sm is not None else _UNKNOWN
+    # igap55: whether HiCache's host pool, per rank x the ranks on this node, exceeds the box's memory (a box other
+    # than a GB10, whose rule is hicache-unified-memory-host-pool)
+    values["hicache_host_pool_over_memory"] = _hicache_host_over_memory(d, declared, values, box_memory, version)
     opts = d.options
     page = ((mapping.get("refusals") or {}).get("auto") or {}).get("page_size") or {}
     heads_spec = entry.get("trtllm_gen_heads")
@@ -1562,30 +1566,13 @@ def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Ma
     in the facts (at F = 0.3 the best case leaves 2.1 GB to spare); the message gives both figures."""
     given = values.get("flags_given")
     tokens_given = isinstance(given, _GivenFlags) and "--max-total-tokens" in given
-    unread: list[str] = []
+    size, ratio, unread = _hicache_request(d, declared)  # (igap55: the reading hicache-host-pool-memory shares)
     size_raw = option_value(d.sglang_args, ("--hicache-size",), declared)
-    size: int | None = None
-    if size_raw is not None:
-        text = size_raw.strip()
-        size = whole_number(text[1:] if text[:1] in ("-", "+") else text, None, ascii_only=True)
-        if size is None:
-            unread.append(f"--hicache-size {size_raw!r}")
-        elif text[:1] == "-" or size <= 0:
-            size = None  # (SGLang's default: sized from the ratio)
-        elif size * 10**9 > _GB10_MOST_BYTES - _HICACHE_RESERVE_BYTES:
-            # (a _Judged holds where the rule's condition does: the pool unbounded)
-            return _Judged(True, f"--hicache-size {size_raw} (GB): more than the whole memory less SGLang's 10 GiB "
-                           "reserve")  # fmt: skip
     ratio_raw = option_value(d.sglang_args, ("--hicache-ratio",), declared)
-    ratio: float | None = 2.0
-    if ratio_raw is not None:
-        try:
-            ratio = float(ratio_raw)
-        except ValueError:
-            ratio = None
-        if ratio is None or math.isnan(ratio):
-            ratio = None
-            unread.append(f"--hicache-ratio {ratio_raw!r}")
+    if size is not None and size * 10**9 > _GB10_MOST_BYTES - _HICACHE_RESERVE_BYTES:
+        # (a _Judged holds where the rule's condition does: the pool unbounded)
+        return _Judged(True, f"--hicache-size {size_raw} (GB): more than the whole memory less SGLang's 10 GiB "
+                       "reserve")  # fmt: skip
     fraction_raw = option_value(d.sglang_args, ("--mem-fraction-static",), declared)
     if fraction_raw is not None and not unread:
         try:
@@ -1627,6 +1614,119 @@ def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Ma
             "back)",
         )
     return False
+
+
+class BoxMemory:
+    """What the facts say of the box's memory (igap55): the memory a process may take (this host's MemTotal, or its
+    cgroup's limit where lower; None: not read) and the largest GPU's memory (None: a GPU's not read, or none)."""
+
+    __slots__ = ("budget", "gpu_max")
+
+    def __init__(self, budget: int | None, gpu_max: int | None) -> None:
+        self.budget = budget
+        self.gpu_max = gpu_max
+
+
+def box_memory(facts: Mapping[str, Any]) -> BoxMemory:
+    """BoxMemory from a report's facts: system.memory_total_bytes, system.memory_limit_bytes, gpus[].memory_bytes."""
+    system = facts.get("system") if isinstance(facts.get("system"), Mapping) else {}
+    total = system.get("memory_total_bytes") if isinstance(system, Mapping) else None
+    limit = system.get("memory_limit_bytes") if isinstance(system, Mapping) else None
+    budget = total if isinstance(total, int) and not isinstance(total, bool) and total > 0 else None
+    if budget is not None and isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < budget:
+        budget = limit
+    sizes = [g.get("memory_bytes") if isinstance(g, Mapping) else None for g in facts.get("gpus") or []]
+    known = [m for m in sizes if isinstance(m, int) and not isinstance(m, bool) and m > 0]
+    gpu_max = max(known) if known and len(known) == len(sizes) else None
+    return BoxMemory(budget, gpu_max)
+
+
+def _hicache_request(d: Derived, declared: set[str] | None) -> tuple[int | None, float | None, list[str]]:
+    """HiCache's host pool as the flags ask for it, read as the GB10 rule reads them (_hicache_host_pool_bounded):
+    --hicache-size in GB above 0 (None: 0 or less, or not given: SGLang sizes the pool from the ratio, 0.5.23
+    pool_host/base.py:221-226), --hicache-ratio (2.0 where not given), and the values that are no number."""
+    unread: list[str] = []
+    size: int | None = None
+    size_raw = option_value(d.sglang_args, ("--hicache-size",), declared)
+    if size_raw is not None:
+        text = size_raw.strip()
+        size = whole_number(text[1:] if text[:1] in ("-", "+") else text, None, ascii_only=True)
+        if size is None:
+            unread.append(f"--hicache-size {size_raw!r}")
+        elif text[:1] == "-" or size <= 0:
+            size = None
+    ratio: float | None = 2.0
+    ratio_raw = option_value(d.sglang_args, ("--hicache-ratio",), declared)
+    if ratio_raw is not None:
+        try:
+            ratio = float(ratio_raw)
+        except ValueError:
+            ratio = None
+        if ratio is None or math.isnan(ratio):
+            ratio = None
+            unread.append(f"--hicache-ratio {ratio_raw!r}")
+    return size, ratio, unread
+
+
+def _hicache_host_over_memory(
+    d: Derived, declared: set[str] | None, values: Mapping[str, Any], memory: BoxMemory | None, version: str | None
+) -> Any:
+    """Whether HiCache's host pool cannot fit the box's memory (igap55; refusal hicache-host-pool-memory). Each rank
+    pins its own pool: --hicache-size GB (1e9 bytes) per rank, else --hicache-ratio x its device KV pool (0.5.23
+    pool_host/base.py:221-226), and checks it against the host's available memory less a 10 GiB reserve, which
+    0.5.19+ split among the ranks of the node (0.5.19 pool_host/base.py:32-59, 0.5.23 :84-108: ranks_per_host = the
+    world size // nnodes; 0.5.21+ bound by the cgroup's limit), raising ValueError 'Not enough host memory
+    available'; 0.5.18 :141-150 and 0.5.1 memory_pool_host.py:95 check each rank against psutil's whole available
+    memory. True where one rank's pool exceeds the box's memory (MemTotal, or the cgroup limit) less that reserve,
+    or on 0.5.19+ the pools of the node's ranks together do; unknown where they do before 0.5.19 (oversubscribed,
+    not checked by SGLang).
+    With the ratio the pool follows the device KV pool, which the facts lack: False where even a device pool of the
+    whole GPU fits, unknown else; 0.5.21-0.5.23 size the pool from --hicache-host-memory-fraction (0.8 of the memory
+    less the reserve, for all ranks of the node) where neither --hicache-ratio nor --hicache-size is given, lowering
+    the default ratio until the pools fit (0.5.23 arg_groups/fields/memory.py:117-120,
+    arg_groups/hicache_hook.py:100-126): False there. False (not judged) where the box's memory was not read, on a
+    GB10 (its own rule) and without the flag."""
+    if not values.get("hierarchical_cache") or values.get("gpu_sm") == 121:
+        return False
+    if memory is None or memory.budget is None:
+        return False  # (not judged: a report without the box's memory, as before igap55)
+    size, ratio, unread = _hicache_request(d, declared)
+    if unread:
+        return _Judged(None, ", ".join(unread), missing="the host pool's size, whose flag is no number")
+    tp, pp, nnodes = values.get("tp_size"), values.get("pp_size"), values.get("nnodes")
+    ints = [v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None for v in (tp, pp, nnodes)]
+    if any(v is None for v in ints):
+        return _Judged(None, "--tp-size / --pp-size / --nnodes", missing="the ranks on this node, no whole numbers")
+    ranks = max((int(ints[0] or 1) * int(ints[1] or 1)) // int(ints[2] or 1), 1)
+    left = memory.budget - _HICACHE_RESERVE_BYTES
+    # 0.5.19+ split the budget among the node's ranks (0.5.19 pool_host/base.py:32-59); unknown release: not assumed
+    split = _version_in(version, ">=0.5.19") if version is not None else None
+    room = f"{memory.budget / 1e9:.1f} GB of memory less SGLang's 10 GiB reserve ({max(left, 0) / 1e9:.1f} GB)"
+    if size is not None:
+        asked = size * 10**9 * ranks
+        what = f"--hicache-size {size} (GB per rank) x {ranks} rank(s) on this node = {asked / 1e9:.1f} GB"
+        if size * 10**9 > left or (asked > left and split is True):
+            return _Judged(True, f"{what}, more than the box's {room}")
+        if asked > left:  # (0.5.1-0.5.18: each rank checks against the whole memory, so the node is oversubscribed)
+            return _Judged(None, f"{what}, more than the box's {room}",
+                           missing="whether the pools pin: before 0.5.19 each rank checks its own pool against the "
+                           "whole available memory, so the node's ranks together ask for more than it has and the "
+                           "pinning or the kernel's OOM killer decides (not read)")  # fmt: skip
+        return _Judged(False, f"{what}, within the box's {room}")
+    if ratio is None or ratio <= 0:
+        return False
+    ratio_given = option_value(d.sglang_args, ("--hicache-ratio",), declared) is not None
+    if not ratio_given and version is not None and _version_in(version, ">=0.5.21") is True:
+        return _Judged(False, "no --hicache-ratio or --hicache-size: SGLang sizes the pools to fit the memory")
+    if memory.gpu_max is None:
+        return _Judged(None, f"--hicache-ratio {ratio:g}", missing="the GPUs' memory, which bounds the device pool")
+    most = ratio * memory.gpu_max * ranks
+    what = f"--hicache-ratio {ratio:g} x the device KV pool of each of {ranks} rank(s)"
+    if most <= left:
+        return _Judged(False, f"{what}: at most {most / 1e9:.1f} GB (a pool of the whole GPU), within the box's {room}")
+    return _Judged(None, what, missing=f"whether the host pool fits: it asks for up to {most / 1e9:.1f} GB (a "
+                   f"device pool of the whole GPU) against the box's {room}, and the device KV pool's size (the "
+                   "GPU memory left after the weights at --mem-fraction-static) is not in the facts")  # fmt: skip
 
 
 def _dwdp_conflicts(d: Derived, declared: set[str] | None, values: Mapping[str, Any]) -> _Judged:
@@ -1785,15 +1885,37 @@ _ROPE_THETA_FILE_DEFAULT = {
     "ExaoneMoEForCausalLM": 1000000.0,
     "ExaoneMoeForCausalLM": 1000000.0,
 }
+#: (igap55) the architectures whose model file reads config.rope_theta alone but whose config classes keep a top-level
+#: rope_theta of config.json as an attribute, so the base is lost only where config.json states it inside
+#: rope_parameters / rope_scaling alone: MiMo-V2 (mimo_v2_flash.py 0.5.10 :576, mimo_v2.py 0.5.11 :615, 0.5.14 :622,
+#: 0.5.19 :767, 0.5.23 :867, default 10000; its SWA layers take getattr(config, "swa_rope_theta", rope_theta), 0.5.23
+#: :897) and ZAYA1 (zaya.py 0.5.14 :896, 0.5.19 :895, 0.5.23 :959, default 1000000, one base for every layer). Their
+#: config classes: transformers 5.13.0-5.19.0 MiMoV2FlashConfig and ZayaConfig return the kwargs untouched from
+#: convert_rope_params_to_dict (5.19.0 configuration_mimo_v2_flash.py:134-135, configuration_zaya.py:114-120), which
+#: PreTrainedConfig then sets as attributes (5.19.0 configuration_utils.py:349-350, :376-383); SGLang's own
+#: ZayaConfig takes rope_theta as a parameter (0.5.23 configs/zaya.py:62, :197). Per layer-type key of a nested
+#: rope_parameters: the top-level key whose value the model file serves those layers instead (None: rope_theta).
+_ROPE_THETA_TOP_KEPT: dict[str, tuple[float, dict[str, str | None]]] = {
+    "MiMoV2FlashForCausalLM": (10000.0, {"full_attention": None, "sliding_attention": "swa_rope_theta"}),
+    "MiMoV2ForCausalLM": (10000.0, {"full_attention": None, "sliding_attention": "swa_rope_theta"}),
+    "ZayaForCausalLM": (1000000.0, {}),
+}
 
 
 def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
     """Whether the served model's rotary base differs from the one SGLang's model file falls back to (igap53): True
     where config.json states a rope_theta (top level, or in rope_parameters / rope_scaling) other than the file's
     default, False where it states that default or the architecture is none of _ROPE_THETA_FILE_DEFAULT (or was not
-    read: no architecture, no rule), unknown where config.json states none (transformers' own default decides)."""
+    read: no architecture, no rule), unknown where config.json states none (transformers' own default decides).
+    igap55: for _ROPE_THETA_TOP_KEPT a top-level rope_theta is kept (False); a base stated only inside
+    rope_parameters / rope_scaling (flat, or per layer type) is compared with what the file serves each layer."""
+    if not isinstance(keys, Mapping):
+        return False
+    kept = _ROPE_THETA_TOP_KEPT.get(architecture or "")
+    if kept is not None:
+        return _rope_theta_top_kept(str(architecture), keys, *kept)
     default = _ROPE_THETA_FILE_DEFAULT.get(architecture or "")
-    if default is None or not isinstance(keys, Mapping):
+    if default is None:
         return False
     stated: Any = keys.get("rope_theta")
     for nested in ("rope_parameters", "rope_scaling"):
@@ -1808,6 +1930,49 @@ def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
     if float(stated) == default:
         return _Judged(False, f"{architecture}: rope_theta {stated:g} (the file's default)")
     return _Judged(True, f"{architecture}: rope_theta {stated:g} in config.json, {default:g} served")
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)
+
+
+def _rope_theta_top_kept(
+    architecture: str, keys: Mapping[str, Any], default: float, layers: dict[str, str | None]
+) -> Any:
+    """_rope_theta_lost for an architecture whose config classes keep a top-level rope_theta (igap55)."""
+    top = keys.get("rope_theta")
+    if top is not None:
+        if not _is_number(top):
+            return _Judged(None, f"{architecture}: rope_theta {top!r}", missing="the model's rotary base, no number")
+        return _Judged(
+            False, f"{architecture}: rope_theta {top:g} at the top of config.json (kept by the config class)"
+        )
+    # (what the file serves where config.json has no top-level rope_theta: the default, or a top-level override)
+    stated: list[tuple[str, Any, float]] = []
+    for nested in ("rope_parameters", "rope_scaling"):
+        sub = keys.get(nested)
+        if not isinstance(sub, Mapping):
+            continue
+        if "rope_theta" in sub:
+            stated.append((f"{nested}.rope_theta", sub.get("rope_theta"), default))
+        for layer, value in sub.items():
+            if isinstance(value, Mapping) and "rope_theta" in value:
+                override = layers.get(layer)
+                served: Any = keys.get(override) if override is not None else None
+                base = float(served) if isinstance(served, int | float) and not isinstance(served, bool) else default
+                stated.append((f"{nested}.{layer}.rope_theta", value.get("rope_theta"), base))
+        if stated:
+            break
+    if not stated:
+        return _Judged(None, f"{architecture}: no rope_theta in config.json",
+                       missing="the model's rotary base, which config.json does not state")  # fmt: skip
+    for where, value, _served in stated:
+        if not _is_number(value):
+            return _Judged(None, f"{architecture}: {where} {value!r}", missing="the model's rotary base, no number")
+    wrong = [f"{where} {value:g}, {served:g} served" for where, value, served in stated if float(value) != served]
+    if wrong:
+        return _Judged(True, f"{architecture}: no top-level rope_theta in config.json; " + "; ".join(wrong))
+    return _Judged(False, f"{architecture}: the bases in config.json are the ones the file serves")
 
 
 def _whole(raw: str) -> int | None:
@@ -2183,6 +2348,7 @@ def refusal_problems(
     unrunnable: Mapping[str, str] | None = None,
     model_mla: bool | None = None,
     gpu_sm: int | None = None,
+    box_memory: BoxMemory | None = None,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
@@ -2220,6 +2386,7 @@ def refusal_problems(
             model_mla,
             memo,
             gpu_sm,
+            box_memory,
         )
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]

@@ -128,6 +128,42 @@ def container_hint(ctx: ProbeContext) -> str | None:
     return None
 
 
+def host_memory(meminfo: str = "/proc/meminfo") -> int | None:
+    """This host's memory in bytes: MemTotal of /proc/meminfo (kB), None where not read (igap55)."""
+    try:
+        with open(meminfo, encoding="ascii", errors="replace") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("MemTotal:"):
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isascii() and parts[1].isdigit():
+                return int(parts[1]) * 1024
+    return None
+
+
+#: the memory limit files of this process's cgroup: v2 (memory.max, "max" for none), v1 (memory.limit_in_bytes)
+CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def cgroup_memory_limit(paths: tuple[str, ...] = CGROUP_LIMITS) -> tuple[int | None, bool]:
+    """The memory limit of this process's cgroup in bytes (None: no limit) and whether a limit file was read
+    (igap55; a v1 limit of 2**62 or more is none)."""
+    for path in paths:
+        try:
+            with open(path, encoding="ascii", errors="replace") as fh:
+                text = fh.read(64).strip()
+        except OSError:
+            continue
+        if text == "max":
+            return None, True
+        if text.isascii() and text.isdigit():
+            value = int(text)
+            return (value if value < 2**62 else None), True
+    return None, False
+
+
 class SystemProbe(Probe):
     """OS, kernel, glibc, Python, machine and container of the box being audited. The kernel is always
     this host's (a container runs on its host's kernel); the OS, glibc and machine are the view's; the
@@ -168,7 +204,14 @@ class SystemProbe(Probe):
             "machine": machine,
             "container": container_hint(ctx),
             "env": redact_env(ctx.env),
+            # igap55: this host's memory and its cgroup's limit (HiCache's host pool is pinned in it); null where the
+            # box is not this host (--root, --image) or the file was not read
+            "memory_total_bytes": host_memory() if host else None,
+            "memory_limit_bytes": None,
         }
+        if host:
+            limit, _read = cgroup_memory_limit()
+            system["memory_limit_bytes"] = limit
         if notes:
             system["error"] = "; ".join(notes)
             return ProbeResult({"system": system}, "partial", notes[0])

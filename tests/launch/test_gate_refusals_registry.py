@@ -35,6 +35,7 @@ CHECK_TEXT = {
     "lmcache-disaggregation": "LMCacheUnifiedRadixCache currently supports colocated",
     # ifc53: HiCache's host pool checked against the host's available memory as it is built (CHECK_FILE)
     "hicache-unified-memory-host-pool": "Not enough host memory available. Requesting",
+    "hicache-host-pool-memory": "Not enough host memory available. Requesting",  # (igap55: any GPU but a GB10)
     # the unified memory pool's assertion: 0.5.15-0.5.20 with the hierarchical cache (CHECK_TEXT_ALSO: 0.5.21 on)
     "lmcache-unified-memory": "host-tiered KV cache (--enable-hierarchical-cache / --enable-lmcache)",
     # igap51: the same assertion with the hierarchical cache (0.5.15-0.5.20; 0.5.21 on assert LMCache alone), the
@@ -275,6 +276,10 @@ TRTLLM_QUANT_RULES = (
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
     "hicache-unified-memory-host-pool": (
+        "sglang/srt/mem_cache/memory_pool_host.py",
+        "sglang/srt/mem_cache/pool_host/base.py",
+    ),
+    "hicache-host-pool-memory": (
         "sglang/srt/mem_cache/memory_pool_host.py",
         "sglang/srt/mem_cache/pool_host/base.py",
     ),
