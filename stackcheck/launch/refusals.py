@@ -1787,6 +1787,14 @@ _ROPE_THETA_FILE_DEFAULT = {
 }
 
 
+def _theta_text(value: float) -> str:
+    """A rotary base as shown: `:g` for a float or an int a float holds; the digit count of a longer int (irev73:
+    float() and the `:g` format raised OverflowError for an int past 1e308, the gate's exit 4)."""
+    if isinstance(value, int) and abs(value) >= 10**15:  # (bit_length: no str() of an int past its digit limit)
+        return f"{'-' if value < 0 else ''}an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    return f"{value:g}"
+
+
 def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
     """Whether the served model's rotary base differs from the one SGLang's model file falls back to (igap53): True
     where the base transformers 5 keeps from config.json is other than the file's default, False where it is that
@@ -1818,9 +1826,10 @@ def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
     odd = next((x for x in stated if x is not None and (isinstance(x, bool) or not isinstance(x, int | float))), None)
     if odd is not None:
         return _Judged(None, f"{architecture}: rope_theta {odd!r}", missing="the model's rotary base, no number")
-    lost = next((x for x in stated if x is not None and float(x) != default), None)
+    lost = next((x for x in stated if x is not None and x != default), None)  # (int against float: exact, no float())
     if lost is not None:
-        return _Judged(True, f"{architecture}: rope_theta {lost:g} kept from config.json, {default:g} served")
+        shown = _theta_text(lost)
+        return _Judged(True, f"{architecture}: rope_theta {shown} kept from config.json, {default:g} served")
     if any(x is None for x in stated):
         return _Judged(None, f"{architecture}: a rope dict without rope_theta and none at the top level",
                        missing="the model's rotary base for that dict, which config.json does not state")  # fmt: skip

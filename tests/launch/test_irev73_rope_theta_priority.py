@@ -83,3 +83,23 @@ def test_the_gate_refuses_a_top_level_default_over_another_kept_base(tmp_path: P
     doc = cli_json(["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line])[1]
     reason = next((r for r in doc.get("reasons") or [] if r.get("feature") == RULE), None)
     assert doc["decision"] == "refuse" and reason is not None and reason["status"] == "blocked", json.dumps(reason)
+
+
+@pytest.mark.parametrize("theta", [10**400, -(10**400)], ids=["1e400", "-1e400"])
+def test_a_base_too_large_for_a_float_is_judged_not_an_internal_error(theta: int) -> None:
+    # fails before the fix: OverflowError (float(int) and the :g format), the gate's exit 4 'internal error'
+    got = _rope_theta_lost(ARCH, {"rope_theta": theta})
+    assert isinstance(got, _Judged) and got.holds is True and "digits" in got.text
+
+
+def test_the_gate_refuses_a_base_too_large_for_a_float(tmp_path: Path) -> None:
+    # fails before the fix: exit 4, "internal error: OverflowError"
+    model = tmp_path / "m"
+    model.mkdir()
+    config = json.dumps({k: v for k, v in EXAONE4.items()})[:-1] + ', "rope_theta": 1' + "0" * 400 + "}"
+    (model / "config.json").write_text(config)
+    facts = release_box(tmp_path, "0.5.23", "9.0")
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model)]
+    code, doc = cli_json(["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line])
+    reason = next((r for r in doc.get("reasons") or [] if r.get("feature") == RULE), None)
+    assert doc["decision"] == "refuse" and reason is not None and reason["status"] == "blocked", (code, doc)
