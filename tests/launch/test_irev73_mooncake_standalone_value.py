@@ -45,3 +45,12 @@ def test_the_values_sglang_parses_as_true_are_standalone(
     monkeypatch.setenv("MOONCAKE_CLIENT", "10.0.0.2:50052")
     monkeypatch.setenv("MOONCAKE_STANDALONE_STORAGE", value)
     assert _status(tmp_path) == "ok"
+
+
+def test_the_sgl_spelling_of_the_config_path_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # SGLang 0.5.3rc2+ copy SGL_HICACHE_MOONCAKE_CONFIG_PATH over SGLANG_HICACHE_MOONCAKE_CONFIG_PATH (facts/
+    # sgl_prefix.py), which the store reads before MOONCAKE_MASTER (0.5.23 mooncake_store.py:141): a file that is not
+    # there ends the start. Fails before the fix: ok (MOONCAKE_MASTER read, the SGL_ spelling not)
+    monkeypatch.setenv("MOONCAKE_MASTER", "10.0.0.1:50051")
+    monkeypatch.setenv("SGL_HICACHE_MOONCAKE_CONFIG_PATH", str(tmp_path / "absent" / "mooncake.json"))
+    assert _status(tmp_path) != "ok"
