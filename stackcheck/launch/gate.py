@@ -312,7 +312,8 @@ ENV_POLICY: dict[str, str] = {
     "--login)",
     # (irobust5) srun(1) --export: "Identify which environment variables from the submission environment are
     # propagated to the launched application"; NONE propagates none, a list adds to or replaces ALL (the default)
-    "srun": "srun --export (or SLURM_EXPORT_ENV) chooses which variables of the submission environment the tasks get",
+    "srun": "srun --export (or SRUN_EXPORT_ENV / SLURM_EXPORT_ENV) chooses which variables of the submission "
+    "environment the tasks get",
 }
 ENV_POLICY_SOURCES = [
     {"title": "sudo plugins/sudoers/env.c: rebuild_env, initial_badenv_table, secure_path",
@@ -357,7 +358,8 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
 #: image's filesystem. The interpreter, packages and libraries the server loads there are not the ones read here.
 ROOT_CHANGE = {
     "chroot": "chroot runs the command with another root directory",
-    "srun": "srun --container / --container-image runs the task in a container's filesystem",
+    "srun": "srun --container / --container-image (or SRUN_CONTAINER, a SPANK plugin's SLURM_SPANK_* variable) runs "
+    "the task in a container's filesystem",
 }
 ROOT_CHANGE_SOURCES = [
     {"title": "chroot(1) (coreutils): run COMMAND with root directory set to NEWROOT",

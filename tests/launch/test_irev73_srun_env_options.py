@@ -74,3 +74,11 @@ def test_a_container_from_srun_environment_is_a_root_change(env: dict[str, str],
 )
 def test_no_container_no_root_change(env: dict[str, str], mapping: Any) -> None:
     assert not _unknown("root", ["srun", *LAUNCH], env, mapping), env
+
+
+def test_the_messages_name_the_environment_spellings(mapping: Any) -> None:
+    # fails before the fix: the messages named SLURM_EXPORT_ENV alone and no container variable
+    (env,) = _unknown("env", ["srun", *LAUNCH], {"SRUN_EXPORT_ENV": "NONE"}, mapping)
+    assert "SRUN_EXPORT_ENV" in env.message
+    (root,) = _unknown("root", ["srun", *LAUNCH], {"SRUN_CONTAINER": "/b"}, mapping)
+    assert "SRUN_CONTAINER" in root.message
