@@ -215,7 +215,7 @@ def find_launch(
     su = os.path.basename(argv[0]) in _SU if argv else False
     flock = os.path.basename(argv[0]) == "flock" if argv else False
     policy = _env_policy(argv, 0, env) if argv else None
-    root = _root_change(argv, 0) if argv else None
+    root = _root_change(argv, 0, env) if argv else None
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if prog == "env":
@@ -281,7 +281,7 @@ def find_launch(
         # (each srun reads only its own options, runners.srun_options since igap53: a nested srun's --export is its
         # own, and 2,000 sruns read 2,000 short option lists, linear)
         policy = policy or _env_policy(argv, i, env)
-        root = root or _root_change(argv, i)
+        root = root or _root_change(argv, i, env)
     return None, list(argv[1:]), dict(env)
 
 
@@ -312,7 +312,8 @@ ENV_POLICY: dict[str, str] = {
     "--login)",
     # (irobust5) srun(1) --export: "Identify which environment variables from the submission environment are
     # propagated to the launched application"; NONE propagates none, a list adds to or replaces ALL (the default)
-    "srun": "srun --export (or SLURM_EXPORT_ENV) chooses which variables of the submission environment the tasks get",
+    "srun": "srun --export (or SRUN_EXPORT_ENV / SLURM_EXPORT_ENV) chooses which variables of the submission "
+    "environment the tasks get",
 }
 ENV_POLICY_SOURCES = [
     {"title": "sudo plugins/sudoers/env.c: rebuild_env, initial_badenv_table, secure_path",
@@ -345,8 +346,8 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
         # others (`--ex=NONE`: srun refuses it as ambiguous) counts as one whose value is not read
         exports = [value if len(names) == 1 and value is not None else "?"
                    for names, value in srun_options(argv, i) if "export" in names]  # fmt: skip
-        if not exports and env is not None and "SLURM_EXPORT_ENV" in env:
-            exports = [env["SLURM_EXPORT_ENV"]]
+        if not exports and env is not None:
+            exports = _srun_env_exports(env)
         if not exports or all(e == "ALL" for e in exports):
             return None
     return prog
@@ -357,7 +358,8 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
 #: image's filesystem. The interpreter, packages and libraries the server loads there are not the ones read here.
 ROOT_CHANGE = {
     "chroot": "chroot runs the command with another root directory",
-    "srun": "srun --container / --container-image runs the task in a container's filesystem",
+    "srun": "srun --container / --container-image (or SRUN_CONTAINER, a SPANK plugin's SLURM_SPANK_* variable) runs "
+    "the task in a container's filesystem",
 }
 ROOT_CHANGE_SOURCES = [
     {"title": "chroot(1) (coreutils): run COMMAND with root directory set to NEWROOT",
@@ -367,12 +369,50 @@ ROOT_CHANGE_SOURCES = [
 ]  # fmt: skip
 
 
-def _root_change(argv: Sequence[str], i: int) -> str | None:
-    """The ROOT_CHANGE program `argv[i]` is (srun only with a --container option), None for any other word."""
+#: (irev73) Slurm 26.05.3 src/srun/opt.c env_vars[] (:546-645), each applied before the command line (:660-684), and
+#: inside a heterogeneous job its NAME_HET_GROUP_<n> / NAME_PACK_GROUP_<n> twin after it: SLURM_EXPORT_ENV, then
+#: SRUN_EXPORT_ENV ("overrides SLURM_EXPORT_ENV", :570-571) set --export; SRUN_CONTAINER, SRUN_CONTAINER_ID and
+#: SRUN_CONTAINER_TYPE set --container, --container-id, --container-type (:639-641); a SPANK plugin's option is read
+#: from SLURM_SPANK__SLURM_SPANK_OPTION_<plugin>_<option> (src/common/spank.c spank_process_env_options :1205-1240,
+#: _opt_env_name :1407: '-' written '_'), pyxis' --container-image among them
+_SRUN_GROUP_TWIN = re.compile(r"(SLURM_EXPORT_ENV|SRUN_EXPORT_ENV|SRUN_CONTAINER(?:_ID|_TYPE)?)_(?:HET|PACK)_GROUP_\d+")
+_SRUN_CONTAINER_ENV = ("SRUN_CONTAINER", "SRUN_CONTAINER_ID", "SRUN_CONTAINER_TYPE")
+_SPANK_ENV_PREFIX = "SLURM_SPANK__SLURM_SPANK_OPTION_"
+
+
+def _srun_env_exports(env: Mapping[str, str]) -> list[str]:
+    """The --export values srun takes from its environment, where its command line gives none: SRUN_EXPORT_ENV, else
+    SLURM_EXPORT_ENV; beside a heterogeneous job's twin of either, every value (which one is last is not read)."""
+    main = env.get("SRUN_EXPORT_ENV", env.get("SLURM_EXPORT_ENV"))
+    twins = [n for n in env if (m := _SRUN_GROUP_TWIN.fullmatch(n)) is not None and "EXPORT" in m.group(1)]
+    if twins:
+        return [v for n, v in env.items() if n in ("SLURM_EXPORT_ENV", "SRUN_EXPORT_ENV") or n in twins]
+    return [] if main is None else [main]
+
+
+def _srun_env_container(env: Mapping[str, str]) -> bool:
+    """Whether srun's environment sets a container option: SRUN_CONTAINER*, or a SPANK plugin's container option."""
+    for name in env:
+        if name in _SRUN_CONTAINER_ENV:
+            return True
+        twin = _SRUN_GROUP_TWIN.fullmatch(name)
+        if twin is not None and "CONTAINER" in twin.group(1):
+            return True
+        rest = name[len(_SPANK_ENV_PREFIX) :] if name.startswith(_SPANK_ENV_PREFIX) else ""
+        if "_container_" in f"_{rest}" and "_no_container_" not in f"_{rest}":
+            return True
+    return False
+
+
+def _root_change(argv: Sequence[str], i: int, env: Mapping[str, str] | None = None) -> str | None:
+    """The ROOT_CHANGE program `argv[i]` is (srun only with a --container option, on its command line or in the
+    environment `env` it starts with), None for any other word."""
     prog = os.path.basename(argv[i])
     if prog == "srun":
         from stackcheck.launch.runners import srun_options
 
+        if env is not None and _srun_env_container(env):
+            return prog
         # (igap53) any option that may be a --container one by getopt_long's prefix reading (`--contai=IMG`; one
         # naming others too srun refuses as ambiguous: fail closed)
         if any(n.startswith("container") for names, _ in srun_options(argv, i) for n in names):

@@ -216,8 +216,12 @@ def run_for_gate(
         extra = gate.option_value(args, ("--hicache-storage-backend-extra-config",), flags)
         live = not getattr(opts, "facts_file", None) and root_view is None and image_view is None
         reader = _storage_config_reader(inputs.view, inputs.cwd_unknown is None and inputs.cwd, live)
+        from stackcheck.facts.sgl_prefix import sglang_environ
+
+        # (the store reads its variables after SGLang 0.5.3rc2+ copied SGL_X over SGLANG_X: irev73)
+        seen = sglang_environ(env, sglang_version)[0]
         config = check_storage_config(
-            storage, extra if isinstance(extra, str) else None, env, data, sglang_version, reader
+            storage, extra if isinstance(extra, str) else None, seen, data, sglang_version, reader
         )
         if config is not None:
             pre.results.append(config)

@@ -1902,34 +1902,62 @@ _ROPE_THETA_TOP_KEPT: dict[str, tuple[float, dict[str, str | None]]] = {
 }
 
 
+def _theta_text(value: float) -> str:
+    """A rotary base as shown: `:g` for a float or an int a float holds; the digit count of a longer int (irev73:
+    float() and the `:g` format raised OverflowError for an int past 1e308, the gate's exit 4)."""
+    if isinstance(value, int) and abs(value) >= 10**15:  # (bit_length: no str() of an int past its digit limit)
+        return f"{'-' if value < 0 else ''}an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    return f"{value:g}"
+
+
 def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
     """Whether the served model's rotary base differs from the one SGLang's model file falls back to (igap53): True
-    where config.json states a rope_theta (top level, or in rope_parameters / rope_scaling) other than the file's
-    default, False where it states that default or the architecture is none of _ROPE_THETA_FILE_DEFAULT (or was not
-    read: no architecture, no rule), unknown where config.json states none (transformers' own default decides).
+    where the base transformers 5 keeps from config.json is other than the file's default, False where it is that
+    default or the architecture is none of _ROPE_THETA_FILE_DEFAULT / _ROPE_THETA_TOP_KEPT (or was not read: no
+    architecture, no rule), unknown where config.json states none (transformers' own default decides) or one that is
+    no number.
+
+    irev73: the base kept is transformers 5's, not the first one written: convert_rope_params_to_dict (5.3.0 and
+    5.19.0 modeling_rope_utils.py) takes a non-empty rope_scaling in place of rope_parameters, then sets the
+    top-level rope_theta into that dict only where it states none (setdefault; 5.19.0 into each per-layer-type
+    dict alike). igap53 read the top-level value first: 1000000 there beside another base in rope_parameters was
+    allowed, and served with 1000000.
+
     igap55: for _ROPE_THETA_TOP_KEPT a top-level rope_theta is kept (False); a base stated only inside
     rope_parameters / rope_scaling (flat, or per layer type) is compared with what the file serves each layer."""
     if not isinstance(keys, Mapping):
         return False
-    kept = _ROPE_THETA_TOP_KEPT.get(architecture or "")
-    if kept is not None:
-        return _rope_theta_top_kept(str(architecture), keys, *kept)
+    top_kept = _ROPE_THETA_TOP_KEPT.get(architecture or "")
+    if top_kept is not None:
+        return _rope_theta_top_kept(str(architecture), keys, *top_kept)
     default = _ROPE_THETA_FILE_DEFAULT.get(architecture or "")
     if default is None:
         return False
-    stated: Any = keys.get("rope_theta")
-    for nested in ("rope_parameters", "rope_scaling"):
-        sub = keys.get(nested)
-        if stated is None and isinstance(sub, Mapping):
-            stated = sub.get("rope_theta")
-    if stated is None:
+    top: Any = keys.get("rope_theta")
+    scaling, parameters = keys.get("rope_scaling"), keys.get("rope_parameters")
+    kept: Any = scaling or parameters  # (transformers 5: `rope_scaling or self.rope_parameters`)
+    if kept and not isinstance(kept, Mapping):
+        return _Judged(None, f"{architecture}: {'rope_scaling' if scaling else 'rope_parameters'} {kept!r}",
+                       missing="the model's rotary base, in a rope dict that is no mapping")  # fmt: skip
+    parts: list[Mapping[str, Any]] = []
+    if isinstance(kept, Mapping) and kept:
+        nested = [v for v in kept.values() if isinstance(v, Mapping)]  # (per layer type, 5.19.0)
+        parts = ([kept] if "rope_theta" in kept or not nested else []) + nested
+    stated = [p.get("rope_theta", top) for p in parts] if parts else [top]
+    if all(x is None for x in stated):
         return _Judged(None, f"{architecture}: no rope_theta in config.json",
                        missing="the model's rotary base, which config.json does not state")  # fmt: skip
-    if isinstance(stated, bool) or not isinstance(stated, int | float):
-        return _Judged(None, f"{architecture}: rope_theta {stated!r}", missing="the model's rotary base, no number")
-    if float(stated) == default:
-        return _Judged(False, f"{architecture}: rope_theta {stated:g} (the file's default)")
-    return _Judged(True, f"{architecture}: rope_theta {stated:g} in config.json, {default:g} served")
+    odd = next((x for x in stated if x is not None and (isinstance(x, bool) or not isinstance(x, int | float))), None)
+    if odd is not None:
+        return _Judged(None, f"{architecture}: rope_theta {odd!r}", missing="the model's rotary base, no number")
+    lost = next((x for x in stated if x is not None and x != default), None)  # (int against float: exact, no float())
+    if lost is not None:
+        shown = _theta_text(lost)
+        return _Judged(True, f"{architecture}: rope_theta {shown} kept from config.json, {default:g} served")
+    if any(x is None for x in stated):
+        return _Judged(None, f"{architecture}: a rope dict without rope_theta and none at the top level",
+                       missing="the model's rotary base for that dict, which config.json does not state")  # fmt: skip
+    return _Judged(False, f"{architecture}: rope_theta {default:g} (the file's default)")
 
 
 def _is_number(value: Any) -> bool:

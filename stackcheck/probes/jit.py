@@ -2513,6 +2513,29 @@ def _exports_pynccl_functions(view: FileView, path: str) -> tuple[bool | None, s
     return False, why, extra
 
 
+def _sglang_nccl_so_path(
+    facts: Mapping[str, Any], env: Mapping[str, str], view: FileView, cwd: str | None, interpreter: str | None
+) -> dict[str, Any]:
+    """nccl_so_path with the environment as the installed SGLang reads it: 0.5.3rc2 and later copy SGL_NCCL_SO_PATH
+    over SGLANG_NCCL_SO_PATH at import, before pynccl reads it (facts/sgl_prefix.py; irev73: the SGL_ spelling was
+    not read). Where the two differ and the release is not known, the file pynccl opens is not known."""
+    if "SGL_NCCL_SO_PATH" not in env:
+        return nccl_so_path(env, view, _link_machine(facts, view), cwd, interpreter)
+    from stackcheck.facts.sgl_prefix import sglang_environ
+
+    packages = facts.get("packages")
+    own = packages.get("sglang") if isinstance(packages, Mapping) else None
+    raw = own.get("version") if isinstance(own, Mapping) and own.get("installed") else None
+    read, undecided = sglang_environ(env, raw if isinstance(raw, str) else None)
+    if "SGLANG_NCCL_SO_PATH" in undecided:
+        why = (
+            "SGL_NCCL_SO_PATH differs from SGLANG_NCCL_SO_PATH and the installed SGLang's release is not known: "
+            "0.5.3 and later copy the first over the second, older releases do not"
+        )
+        return {"nccl_so_path": env["SGL_NCCL_SO_PATH"], "nccl_so_path_found": None, "nccl_so_path_reason": why}
+    return nccl_so_path(read, view, _link_machine(facts, view), cwd, interpreter)
+
+
 def probe_jit(
     facts: Mapping[str, Any],
     env: Mapping[str, str],
@@ -2595,7 +2618,7 @@ def probe_jit(
     out.update(cxx_compiler(env, view))
     nvcc_path = out["nvcc"] if isinstance(out["nvcc"], str) else None
     out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
-    out.update(nccl_so_path(env, view, _link_machine(facts, view), cwd, interpreter))
+    out.update(_sglang_nccl_so_path(facts, env, view, cwd, interpreter))
     out.update(flashinfer_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     out.update(pytorch_nvcc(env, view, nvcc_path))
     torch_lib, torch_gap = torch_lib_dir(facts)

@@ -1109,7 +1109,9 @@ def check_storage_config(
                       f"(master_server_address / MOONCAKE_MASTER) or the standalone mode")  # fmt: skip
 
     def _true(value: Any) -> bool:
-        return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "y"))
+        # (SGLang's EnvBool: value.lower() in true / 1 / yes / y, unstripped; anything else is its default, False:
+        # 0.5.10 and 0.5.23 environ.py EnvBool.parse, EnvField.get; irev73: ' true' was read as true)
+        return value is True or (isinstance(value, str) and value.lower() in ("true", "1", "yes", "y"))
 
     if extra_config and keys:  # (an empty text is no extra config: the release parses only a non-empty one)
         import json

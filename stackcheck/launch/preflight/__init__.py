@@ -175,6 +175,16 @@ def run(inp: Inputs) -> Preflight:
     from stackcheck.launch.preflight.memory import check_memory
     from stackcheck.launch.preflight.model import read_model
 
+    if any(name.startswith("SGL_") for name in inp.env):
+        # the server's environment as the release reads it after importing sglang.srt.environ: 0.5.3rc2 and later
+        # copy each SGL_X over SGLANG_X (facts/sgl_prefix.py; irev73: imend5 read the copy for launch.json's
+        # variables only, and `SGL_DISABLED_MODEL_ARCHS=...` left model-architecture ok)
+        import copy
+
+        from stackcheck.facts.sgl_prefix import sglang_environ
+
+        inp = copy.copy(inp)  # (the caller's inputs left as given)
+        inp.env = sglang_environ(inp.env, inp.sglang_version)[0]
     data = inp.data
     options = inp.options
     layout = Layout.from_options(options)
