@@ -1973,10 +1973,10 @@ def _rope_theta_top_kept(
         if not _is_number(top):
             return _Judged(None, f"{architecture}: rope_theta {top!r}", missing="the model's rotary base, no number")
         return _Judged(
-            False, f"{architecture}: rope_theta {top:g} at the top of config.json (kept by the config class)"
+            False, f"{architecture}: rope_theta {_theta_text(top)} at the top of config.json (kept by the config class)"
         )
     # (what the file serves where config.json has no top-level rope_theta: the default, or a top-level override)
-    stated: list[tuple[str, Any, float]] = []
+    stated: list[tuple[str, Any, Any]] = []
     for nested in ("rope_parameters", "rope_scaling"):
         sub = keys.get(nested)
         if not isinstance(sub, Mapping):
@@ -1987,7 +1987,7 @@ def _rope_theta_top_kept(
             if isinstance(value, Mapping) and "rope_theta" in value:
                 override = layers.get(layer)
                 served: Any = keys.get(override) if override is not None else None
-                base = float(served) if isinstance(served, int | float) and not isinstance(served, bool) else default
+                base = served if _is_number(served) else default  # (no float(): irev73's overflow)
                 stated.append((f"{nested}.{layer}.rope_theta", value.get("rope_theta"), base))
         if stated:
             break
@@ -1997,7 +1997,9 @@ def _rope_theta_top_kept(
     for where, value, _served in stated:
         if not _is_number(value):
             return _Judged(None, f"{architecture}: {where} {value!r}", missing="the model's rotary base, no number")
-    wrong = [f"{where} {value:g}, {served:g} served" for where, value, served in stated if float(value) != served]
+    # (int against float: exact, no float(): an int past 1e308 overflows it, irev73)
+    wrong = [f"{where} {_theta_text(value)}, {_theta_text(served)} served" for where, value, served in stated
+             if value != served]  # fmt: skip
     if wrong:
         return _Judged(True, f"{architecture}: no top-level rope_theta in config.json; " + "; ".join(wrong))
     return _Judged(False, f"{architecture}: the bases in config.json are the ones the file serves")

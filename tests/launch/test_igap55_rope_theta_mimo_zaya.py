@@ -128,3 +128,20 @@ def test_transformers_config_classes_keep_the_kwargs(version: str) -> None:
             after = code.split("def convert_rope_params_to_dict(self, **kwargs):\n", 1)[1].splitlines()
             body = "\n".join(line for line in takewhile(lambda x: not x.strip() or x.startswith(" " * 8), after))
             assert body.rstrip().endswith("return kwargs") and "pop(" not in body, (version, model)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {**MIMO, "rope_parameters": {"full_attention": {"rope_theta": 10**400}}},
+        {**MIMO, "rope_parameters": {"sliding_attention": {"rope_theta": 10000}}, "swa_rope_theta": 10**400},
+        {**ZAYA, "rope_parameters": {"rope_theta": -(10**400)}},
+    ],
+)
+def test_a_base_past_a_float_is_judged_not_a_crash(tmp_path: Path, config: dict[str, Any]) -> None:
+    # the merge of igap55 with irev73: the MiMo / ZAYA reading formatted and float()-ed such a base (OverflowError,
+    # the gate's exit 4, as irev73 found for EXAONE)
+    doc = _gate(tmp_path, "0.5.23", config)
+    reason = _refusal(doc)
+    assert reason is not None and reason["status"] == "blocked" and doc["decision"] == "refuse", json.dumps(reason)
+    assert "digits" in json.dumps(reason)
