@@ -433,8 +433,8 @@ def flock_sites(argv: Sequence[str]) -> tuple[frozenset[int], int | None]:
 
     strings: set[int] = set()
     for k, word in enumerate(argv):
-        if os.path.basename(word) != "flock":
-            continue
+        if os.path.basename(word) != "flock" or k in strings or any(c.isspace() for c in word):
+            continue  # (a command string ending in `/x/flock` is no flock: its shell reads it)
         got = read_flock(argv, k)
         if got.kind in ("none", "refused"):
             return frozenset(strings), k
@@ -1359,6 +1359,7 @@ def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Pro
         len(argv),
     )  # fmt: skip
     out: list[Problem] = []
+    strings = flock_sites(argv)[0]
     chained = 0  # (a chain of nohup / timeout is read once, from its first: linear in the words)
     seen_assignment = False
     for j in range(limit):
@@ -1369,7 +1370,7 @@ def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Pro
             if runner is not None and at < len(argv) and _ASSIGNMENT.match(argv[at]):
                 out.append(_assignment_problem(argv[at], runner))
             continue
-        if prog == "flock":
+        if prog == "flock" and j not in strings and not any(c.isspace() for c in argv[j]):  # (as flock_sites reads)
             flocked = _flock_problem(argv, j)
             if flocked is not None:
                 out.append(flocked)

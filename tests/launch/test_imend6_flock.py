@@ -101,3 +101,10 @@ def test_the_forms_flock_runs_are_still_read(words: list[str], mapping: Any) -> 
     d = gate.derive(["flock", *words], mapping, {})
     assert d.entrypoint == "launch-server" and d.sglang_args[-2:] == ["--tp", "2"], (d.entrypoint, d.sglang_args)
     assert not [p for p in d.problems if p.subject == "flock"]
+
+
+@pytest.mark.parametrize("runner", [["flock", "/tmp/l", "-c"], ["bash", "-c"], ["flock", "/tmp/l", "bash", "-c"]])
+def test_a_string_whose_last_word_is_named_flock_is_no_flock(runner: list[str], mapping: Any) -> None:
+    d = gate.derive([*runner, TEXT + " --served-model-name /x/flock"], mapping, {})
+    assert d.entrypoint == "launch-server" and d.sglang_args[-2:] == ["--served-model-name", "/x/flock"], d.sglang_args
+    assert not [p for p in d.problems if p.subject == "flock"]
