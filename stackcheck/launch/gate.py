@@ -213,10 +213,12 @@ def find_launch(
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     su = os.path.basename(argv[0]) in _SU if argv else False
-    flock = os.path.basename(argv[0]) == "flock" if argv else False
+    strings, stop = flock_sites(argv)
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0, env) if argv else None
-    for i in range(1, len(argv)):
+    for i in range(1, len(argv) if stop != 0 else 1):
+        if i == stop:
+            break  # (a flock that runs nothing, or refuses its words: what follows is no command run: runner_problems)
         prog = os.path.basename(argv[i])
         if prog == "env":
             # an `env` prefix behind a launcher (`nohup env -u A python ...`, `timeout 600 env -i ...`, `sudo -u svc
@@ -262,8 +264,8 @@ def find_launch(
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         text = argv[at] if at is not None else _su_command(argv, i) if su else None
-        if text is None and flock and argv[i] == "--command" and i + 1 < len(argv):
-            text = argv[i + 1]
+        if text is None and i in strings:
+            text = argv[i]  # (`flock FILE -c STRING` / `--command STRING`: read_flock)
         if text is not None:
             # `bash -c "python -m sglang.launch_server ..."`, and the spellings a shell takes as -c: an option cluster
             # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`) or after it (`bash -c -- STRING`, `sh
@@ -277,7 +279,6 @@ def find_launch(
             break
         shell = shell or prog in _C_RUNNERS
         su = su or prog in _SU
-        flock = flock or prog == "flock"
         # (each srun reads only its own options, runners.srun_options since igap53: a nested srun's --export is its
         # own, and 2,000 sruns read 2,000 short option lists, linear)
         policy = policy or _env_policy(argv, i, env)
@@ -455,10 +456,31 @@ def env_policy_problem(program: str) -> Problem:
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 #: the programs whose -c STRING is a shell's command string: the shells, and su / runuser, which hand it to the target
 #: user's shell (`su svc -c "python -m ..."`: irobust5, read as a wrapper before, its launch's flags never read)
-_C_RUNNERS = _SHELLS | {"su", "runuser", "flock"}
+_C_RUNNERS = _SHELLS | {"su", "runuser"}
 # (irobust6: util-linux flock(1) `flock FILE -c COMMAND` / `--command COMMAND` runs COMMAND with `$SHELL -c` (flock.c:
 # the word after FILE is compared with "-c" and "--command"): the string was passed over, its launch read as a
-# wrapper whose flags and environment were never judged)
+# wrapper whose flags and environment were never judged. imend6: read by flock_sites, from runners.read_flock, not as
+# a shell's -c: `flock -c STRING FILE`, `flock FILE -lc STRING`, `flock FILE -c -- STRING` run no shell string, and
+# the shell-string reader _shell_cut had not read `--command`)
+
+
+def flock_sites(argv: Sequence[str]) -> tuple[frozenset[int], int | None]:
+    """The flocks of `argv` as util-linux flock reads its words (runners.read_flock): (the indices of the command
+    strings they run through the shell, the index of the first flock after which no command of `argv` runs (it runs
+    nothing, or refuses its words), None where there is none). Each word named flock is read (as find_launch reads
+    each word that may be a program), each once."""
+    from stackcheck.launch.runners import read_flock
+
+    strings: set[int] = set()
+    for k, word in enumerate(argv):
+        if os.path.basename(word) != "flock" or k in strings or any(c.isspace() for c in word):
+            continue  # (a command string ending in `/x/flock` is no flock: its shell reads it)
+        got = read_flock(argv, k)
+        if got.kind in ("none", "refused"):
+            return frozenset(strings), k
+        if got.kind == "string" and got.at is not None:
+            strings.add(got.at)
+    return frozenset(strings), None
 
 
 _SU = frozenset({"su", "runuser"})
@@ -1325,6 +1347,43 @@ RUNNER_SOURCE = {
 }
 
 
+#: util-linux flock(1), read in its source (imend6)
+FLOCK_SOURCE = {
+    "title": 'util-linux sys-utils/flock.c main(): getopt_long "+sexnoFuw:E:hV?" and long_options, then the lock '
+    "file and either exactly -c / --command with exactly one command string (run as $SHELL -c, /bin/sh without SHELL; "
+    "else 'requires exactly one command argument', EX_USAGE 64) or the program and its arguments (execvp); one word "
+    "alone is a file descriptor and runs nothing; -h / -V print and exit",
+    "url": "https://github.com/util-linux/util-linux/blob/04649d5ab4bb3ec8ac5886f6c70e417b5dbdf4a1/sys-utils/flock.c",
+}
+
+
+def _flock_problem(argv: Sequence[str], at: int) -> Problem | None:
+    """What the flock at argv[at] does to the launch after it (imend6; runners.read_flock): blocked where it refuses
+    its words (exit 64 before running anything) or runs nothing though words follow (-h, -V); unknown where the
+    program it runs is a word starting with '-' (`flock FILE -lc STRING`, `flock FILE --command=STRING`, `flock FILE
+    -n -c STRING`: flock compares only the whole words -c and --command, and takes options only before the file, so
+    it execvp's that word as a program, which is almost never found); None otherwise."""
+    from stackcheck.launch.runners import read_flock
+
+    got = read_flock(argv, at)
+    if got.kind == "refused" or (got.kind == "none" and at + 2 < len(argv)):
+        effect = ("refuses its command line" if got.kind == "refused" else "runs no command") + f" ({got.why})"
+        return Problem("flock", "blocked", "crash",
+                       f"`flock` stands before the launch and {effect}: it exits before running anything, so the "
+                       "server never starts; write `flock [options] FILE -c 'python -m sglang.launch_server ...'` "
+                       "(options before the lock file, the command string as the one word after -c) or `flock "
+                       "[options] FILE python -m sglang.launch_server ...`", [FLOCK_SOURCE])  # fmt: skip
+    if got.kind == "argv" and got.at is not None and argv[got.at][:1] == "-":
+        word = argv[got.at]
+        return Problem("flock", "unknown", None,
+                       f"`flock` stands before the launch and runs the program `{word}` with the words after it: "
+                       "flock takes options only before its lock file and reads a shell string only after the whole "
+                       "word -c or --command, so no shell reads the launch as written, and a program of that name is "
+                       "almost never found (fail closed); write `flock [options] FILE -c '...'`",
+                       [FLOCK_SOURCE])  # fmt: skip
+    return None
+
+
 def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Problem]:
     """The refusals of the runners before the launch in `argv` (irobust5): a shell assignment where one of them runs
     its command (`nice -n 5 A=1 python ...`, `srun -N1 A=1 python ...`: no program of that name, the server never
@@ -1340,6 +1399,7 @@ def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Pro
         len(argv),
     )  # fmt: skip
     out: list[Problem] = []
+    strings = flock_sites(argv)[0]
     chained = 0  # (a chain of nohup / timeout is read once, from its first: linear in the words)
     seen_assignment = False
     for j in range(limit):
@@ -1350,6 +1410,12 @@ def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Pro
             if runner is not None and at < len(argv) and _ASSIGNMENT.match(argv[at]):
                 out.append(_assignment_problem(argv[at], runner))
             continue
+        if prog == "flock" and j not in strings and not any(c.isspace() for c in argv[j]):  # (as flock_sites reads)
+            flocked = _flock_problem(argv, j)
+            if flocked is not None:
+                out.append(flocked)
+                if flocked.status == "blocked":
+                    break  # (nothing after it runs)
         if prog not in RUNNERS or seen_assignment:
             continue
         reading = read_runner(argv, j)
@@ -2501,9 +2567,10 @@ def _shell_cut(command: Sequence[str], args: list[str]) -> list[str]:
     already: shell_commands); a command run without a shell is its own argv, every word as given."""
     shell = su = False
     inside = False
+    strings = flock_sites(command)[0]
     for i, word in enumerate(command):
         prog = os.path.basename(word)
-        if shell and _shell_c(word) and _shell_string_at(command, i) is not None:
+        if (shell and _shell_c(word) and _shell_string_at(command, i) is not None) or i in strings:
             inside = True
             break
         if su and _su_command(command, i) is not None:

@@ -862,12 +862,15 @@ def _shell_site(argv: Sequence[str], launch_map: Mapping[str, Any]) -> tuple[int
     if gate._entrypoint_at(argv, launch_map)[0] is not None:
         return None
     shell = os.path.basename(argv[0]) in gate._C_RUNNERS if argv else False
-    for i in range(1, len(argv)):
+    strings, stop = gate.flock_sites(argv)
+    for i in range(1, len(argv) if stop != 0 else 1):
+        if i == stop:
+            break
         prog = os.path.basename(argv[i])
         if gate._PYTHON.match(prog) or any(e.get("program") == prog for e in gate._entries(launch_map)):
             if gate._entrypoint_at(argv[i:], launch_map)[0] is not None:
                 return None
-        at = gate._shell_string_at(argv, i) if shell and gate._shell_c(argv[i]) else None
+        at = gate._shell_string_at(argv, i) if shell and gate._shell_c(argv[i]) else i if i in strings else None
         if at is not None:
             inner = gate._shell_launch(argv[at], launch_map, {})
             return (at, list(inner[1])) if inner is not None else None

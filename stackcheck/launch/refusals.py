@@ -1729,12 +1729,21 @@ def _hicache_host_over_memory(
                    "GPU memory left after the weights at --mem-fraction-static) is not in the facts")  # fmt: skip
 
 
+def _dwdp_size(d: Derived, declared: set[str] | None) -> tuple[str | None, int | None]:
+    """--dwdp-size as the gate reads it, the one reading _dwdp_sets_dp_attention and _dwdp_conflicts share: (the
+    value as written, None where not given; the size, None where it is no whole number). The value is the one
+    option_value reads as SGLang's argparse does (`--dwdp-size=N`, a unique abbreviation, the last occurrence wins);
+    the size is _whole's (decimal digits, surrounding space; a sign or '_', which int() also takes, leaves it None, so
+    both readers say unknown there, never DWDP off)."""
+    raw = option_value(d.sglang_args, ("--dwdp-size",), declared)
+    return raw, None if raw is None else _whole(raw)
+
+
 def _dwdp_conflicts(d: Derived, declared: set[str] | None, values: Mapping[str, Any]) -> _Judged:
     """What SGLang's DWDP handler asserts against where --dwdp-size is above 1 (launch.json refusal dwdp-constraints):
     a size other than --tp-size, --disaggregation-mode decode, --enable-eplb, a speculative algorithm, --pp-size above
     1, --enable-two-batch-overlap; holds None where the size or --pp-size is no whole number."""
-    raw = option_value(d.sglang_args, ("--dwdp-size",), declared)
-    size = None if raw is None else _whole(raw)
+    raw, size = _dwdp_size(d, declared)
     if raw is None or (size is not None and size <= 1):
         return _Judged(False, "DWDP off")
     if size is None:
@@ -1764,10 +1773,9 @@ def _dwdp_sets_dp_attention(d: Derived, declared: set[str] | None, mapping: Mapp
     """Whether --dwdp-size turns DP attention on in this release (launch.json refusals.auto.dwdp: the releases whose
     argument handling does so where the size is above 1): True or False; unknown where the size is no whole number, or
     where the release is in no range the entry lists as read (a release newer than the data)."""
-    raw = option_value(d.sglang_args, ("--dwdp-size",), declared)
+    raw, size = _dwdp_size(d, declared)
     if raw is None:
         return False
-    size = _whole(raw)
     if size is None:
         return _UNKNOWN
     if size <= 1:

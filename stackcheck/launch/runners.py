@@ -74,9 +74,11 @@ RUNNERS: dict[str, Runner] = {
     "setsid": Runner("", "cfwhV", _f(), _f("ctty", "fork", "wait", "help", "version")),
     "time": Runner("fo", "apqvV", _f("format", "output"), _f("append", "portability", "quiet", "verbose", "help",
                                                               "version")),
-    "flock": Runner("wE", "sxeunoFhV", _f("timeout", "conflict-exit-code"),
-                    _f("shared", "exclusive", "unlock", "nonblock", "nb", "close", "no-fork", "verbose", "help",
-                       "version"), 1),
+    # (imend6: its long options as util-linux sys-utils/flock.c's long_options table lists them, with --wait,
+    # --fcntl, --start, --length; read_flock reads where its command stands and whether it runs one)
+    "flock": Runner("wE", "sxeunoFhV", _f("timeout", "wait", "conflict-exit-code", "start", "length"),
+                    _f("shared", "exclusive", "unlock", "nonblocking", "nb", "close", "no-fork", "verbose", "fcntl",
+                       "help", "version"), 1),
     "srun": Runner(
         "ABcCdDeGiJLmMnNopqStTwWx", "EhHjklOQsuvVXZ",
         _f("account", "nodes", "ntasks", "cpus-per-task", "gres", "gpus", "gpus-per-node", "gpus-per-task",
@@ -231,3 +233,85 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
         return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
     i += spec.positional
     return Reading(i if i < n else None)
+
+
+#: util-linux flock(1)'s long options that are one option under two names (sys-utils/flock.c long_options: --nb and
+#: --nonblocking are 'n', --wait and --timeout are 'w'): getopt_long takes a prefix of both as that option, not as
+#: ambiguous (glibc's rule: several matches are ambiguous only where they differ in what they set)
+_FLOCK_SAME = {"nb": "nonblocking", "wait": "timeout"}
+
+
+class FlockReading(NamedTuple):
+    """What util-linux flock(1) at argv[at] runs (read_flock): `kind` "argv" (the command's words from `at`),
+    "string" (argv[at], run through `$SHELL -c`, /bin/sh where SHELL is unset or empty), "none" (it runs nothing:
+    `flock FD`, or -h / -V, which print and exit) or "refused" (it exits with a usage error before running anything:
+    `why`)."""
+
+    kind: str
+    at: int | None = None
+    why: str | None = None
+
+
+def read_flock(argv: Sequence[str], at: int) -> FlockReading:
+    """Where the command of the flock at argv[at] stands, read as util-linux sys-utils/flock.c reads its argv (no code
+    of it is here): getopt_long with "+sexnoFuw:E:hV?" (options only before the first other word; -w / -E take a
+    value, attached or the next word) and its long_options (a unique prefix, `--name=value`); then the lock FILE (or
+    directory) and, where more words follow, either exactly `-c` or `--command` (compared whole: `-lc`, `--command=S`
+    are a program's name) followed by exactly one word, the string, or the program and its arguments; one word alone
+    is a file descriptor (nothing runs). -F with -o is refused ("incompatible")."""
+    spec = RUNNERS["flock"]
+    i, n = at + 1, len(argv)
+    seen: set[str] = set()
+    while i < n:
+        word = argv[i]
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-") or word == "-":
+            break
+        if word.startswith("--"):
+            name, eq, _ = word[2:].partition("=")
+            names = spec.long_value | spec.long_plain
+            found = {_FLOCK_SAME.get(x, x) for x in names if x.startswith(name)} if name not in names else {name}
+            found = {_FLOCK_SAME.get(x, x) for x in found}
+            if len(found) != 1:
+                why = "is ambiguous" if found else "is unrecognized"
+                return FlockReading("refused", why=f"its option `{word.split('=', 1)[0]}` {why}")
+            full = found.pop()
+            if full in ("help", "version"):
+                return FlockReading("none", why=f"--{full} prints and exits")
+            takes = full in spec.long_value
+            if not takes and eq:
+                return FlockReading("refused", why=f"its option `--{full}` takes no argument")
+            if takes and not eq and i + 1 >= n:
+                return FlockReading("refused", why=f"its option `--{full}` requires an argument")
+            seen.add({"no-fork": "F", "close": "o"}.get(full, full))
+            i += 2 if takes and not eq else 1
+            continue
+        j, step = 1, 1
+        while j < len(word):
+            letter = word[j]
+            if letter in "hV?":
+                return FlockReading("none", why=f"-{letter} prints and exits")
+            if letter in spec.short_value:
+                if j + 1 == len(word):
+                    if i + 1 >= n:
+                        return FlockReading("refused", why=f"its option `-{letter}` requires an argument")
+                    step = 2
+                break
+            if letter not in spec.short_plain:
+                return FlockReading("refused", why=f"`-{letter}` is an invalid option of it")
+            seen.add(letter)
+            j += 1
+        i += step
+    if "F" in seen and "o" in seen:
+        return FlockReading("refused", why="the --no-fork and --close options are incompatible")
+    if i >= n:
+        return FlockReading("refused", why="it requires a file descriptor, file or directory")
+    if i + 1 >= n:
+        return FlockReading("none", why=f"`{argv[i]}` is a file descriptor to lock (no command)")
+    if argv[i + 1] in ("-c", "--command"):
+        if n != i + 3:
+            return FlockReading("refused", why=f"{argv[i + 1]} requires exactly one command argument")
+        return FlockReading("string", i + 2)
+    return FlockReading("argv", i + 1)

@@ -525,7 +525,7 @@ def _backend_runtime_library_result(
     listed = packages if isinstance(packages, Mapping) else {}
     first = [str(d) for d in lib.get("unless_installed") or ()]
     if _version_in(version, str(lib.get("torch_major_versions"))) is True and _local_build(version, package) is None:
-        return _torch_major_result(check, lib, package, dist, facts, subject, first)
+        return _torch_major_result(check, lib, package, dist, facts, subject)
     if any(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in first):
         return None  # the forwarder takes that backend first
     backend = str(lib.get("distribution"))
@@ -547,6 +547,35 @@ def _backend_runtime_library_result(
                        subject)  # fmt: skip
 
 
+def _torch_backend(lib: Mapping[str, Any], listed: Mapping[str, Any]) -> tuple[int | None, list[str], str | None]:
+    """The backend a forwarder release of torch_major_versions imports (nixl 1.1.0-1.5.2: nixl_cu<torch's CUDA major>,
+    ImportError without it), the one reading that _torch_major_result, _api_modules and _backend_unsettled share:
+    (torch's CUDA major, the backend distributions the import may take, why that is not settled or None). A known
+    major may take the entry's distribution named -cuN (`distribution`, `unless_installed`); an unknown one
+    (packages.torch.cuda not given: a CPU build or a facts file without it) may take any of them, and is settled only
+    where every one is installed (the import then finds its backend whichever major torch is, and each is judged).
+    Unsettled (every answer that hangs on it is unknown, never ok and never fail): an unknown major with a backend not
+    given as installed, a known major no named distribution serves, or a backend of that major not given as installed
+    or not (imend6: the API floor judged a CUDA 13 torch on nixl-cu12 where nixl-cu13 was not given, ok where the
+    library item said unknown)."""
+    torch = listed.get("torch")
+    major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+    every = [str(lib.get("distribution")), *(str(d) for d in lib.get("unless_installed") or ())]
+
+    def state(name: str) -> object:
+        seen = listed.get(name)
+        return seen.get("installed") if isinstance(seen, Mapping) else None
+
+    if major is None:
+        there = all(state(d) is True for d in every)
+        return None, every, None if there else "torch's CUDA build (packages.torch.cuda) is not given"
+    takes = [d for d in every if d.endswith(f"-cu{major}")]
+    if not takes:
+        return major, takes, f"no backend distribution read ({', '.join(every)}) is of CUDA {major}"
+    unsure = [d for d in takes if state(d) not in (True, False)]
+    return major, takes, f"whether {' or '.join(unsure)} is installed is not given" if unsure else None
+
+
 def _torch_major_result(
     check: str,
     lib: Mapping[str, Any],
@@ -554,44 +583,29 @@ def _torch_major_result(
     dist: str,
     facts: Mapping[str, Any],
     subject: str,
-    first: list[str],
 ) -> CheckResult | None:
     """A forwarder release that imports the backend of torch's CUDA major (nixl 1.1.0-1.5.2): a torch of CUDA 13 never
     loads nixl_cu12 (and one of CUDA 12 has loaded libcudart.so.12), so the library item does not apply; fail where
     the distribution of torch's major (`distribution` or one of `unless_installed`, named -cuN) is not installed (the
-    forwarder raises ImportError), unknown where whether it is installed is not given or no distribution the entry
-    names serves torch's major; None otherwise. (irev71: a CUDA 12 torch beside nixl-cu13 alone was passed here.)"""
+    forwarder raises ImportError), unknown where _torch_backend leaves it unsettled; None otherwise. (irev71: a CUDA 12
+    torch beside nixl-cu13 alone was passed here.)"""
     packages = facts.get("packages")
     listed = packages if isinstance(packages, Mapping) else {}
-    torch = listed.get("torch")
-    major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+    major, takes, unsure = _torch_backend(lib, listed)
     version = package.get("version")
-    every = [str(lib.get("distribution")), *first]
-    if major is None:
-        if all(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in every):
-            return None  # the backend of either major is there
-        return CheckResult(check, "unknown", f"{dist} {version} installed", " or ".join(every),
-                           f"{subject}: {dist} {version} imports the backend of torch's CUDA major and raises "
-                           f"ImportError without it, and torch's CUDA build (packages.torch.cuda) is not given",
-                           lib.get("source"), subject)  # fmt: skip
-    wanted = [d for d in every if d.endswith(f"-cu{major}")]
-    if not wanted:
-        return CheckResult(check, "unknown", f"{dist} {version} installed; torch CUDA {major}", f"{dist}-cu{major}",
-                           f"{subject}: {dist} {version} imports the backend of torch's CUDA major and raises "
-                           f"ImportError without it, and no backend distribution read ({', '.join(every)}) is of CUDA "
-                           f"{major}", lib.get("source"), subject)  # fmt: skip
-    name = wanted[0]
-    seen = listed.get(name)
-    found = f"{dist} {version} installed; torch CUDA {major}"
-    if isinstance(seen, Mapping) and seen.get("installed") is True:
-        return None
-    if isinstance(seen, Mapping) and seen.get("installed") is False:
+    missing = [d for d in takes if not (isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True)]
+    if unsure is None and not missing:
+        return None  # the backend torch's major takes is there (every one, where the major is not given)
+    found = f"{dist} {version} installed" if major is None else f"{dist} {version} installed; torch CUDA {major}"
+    required = " or ".join(takes) if takes else f"{dist}-cu{major}"
+    if unsure is None:  # (a known major: its one backend given as not installed)
         msg = str(lib.get("torch_major_message")).replace("{version}", str(version)).replace("{torch}", str(major))
-        return CheckResult(check, "fail", f"{found}; {name} not installed", name, msg, lib.get("source"), subject)
-    return CheckResult(check, "unknown", found, name,
-                       f"{subject}: {dist} {version} imports the backend of torch's CUDA major ({name} for CUDA "
-                       f"{major}) and raises ImportError without it, and whether {name} is installed is not given",
-                       lib.get("source"), subject)  # fmt: skip
+        return CheckResult(check, "fail", f"{found}; {missing[0]} not installed", missing[0], msg, lib.get("source"),
+                           subject)  # fmt: skip
+    which = f" ({' or '.join(takes)} for CUDA {major})" if major is not None and takes else ""
+    return CheckResult(check, "unknown", found, required,
+                       f"{subject}: {dist} {version} imports the backend of torch's CUDA major{which} and raises "
+                       f"ImportError without it, and {unsure}", lib.get("source"), subject)  # fmt: skip
 
 
 def _backends_result(
@@ -666,8 +680,8 @@ def _api_modules(
     """The installed distributions whose module the import of `entry`'s module may take (ifc52): the forwarder's own
     where it is older than its `backends` item's from_version (nixl 0.6.1 ships nixl._api), else the backend it loads
     (backend_runtime_library: nixl_cu13 first, else nixl_cu12, for forwarder_versions; torch's CUDA major's for
-    torch_major_versions) or, where which one is not read, every installed backend. None where the forwarder's own
-    release is not given."""
+    torch_major_versions: _torch_backend's, installed) or, where which one is not read, every installed backend. None
+    where the forwarder's own release is not given."""
     raw = package.get("version")
     version = raw if isinstance(raw, str) else None
     forward = entry.get("backends")
@@ -686,10 +700,8 @@ def _api_modules(
     if not isinstance(lib, Mapping) or _local_build(version, package) is not None:
         return installed
     if _version_in(version, str(lib.get("torch_major_versions"))) is True:
-        torch = listed.get("torch")
-        major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
-        own = [(d, p) for d, p in installed if major is not None and d.endswith(f"-cu{major}")]
-        return own or installed
+        _, takes, _ = _torch_backend(lib, listed)  # (where it is unsettled, _backend_unsettled says why)
+        return [(d, p) for d, p in installed if d in takes]
     if _version_in(version, str(lib.get("forwarder_versions"))) is True:
         first = [str(d) for d in lib.get("unless_installed") or ()]
         taken = [(d, p) for d, p in installed if d in first]
@@ -697,23 +709,32 @@ def _api_modules(
     return installed
 
 
-def _first_not_given(entry: Mapping[str, Any], package: Mapping[str, Any], facts: Mapping[str, Any]) -> list[str]:
-    """The backends a forwarder of backend_runtime_library's forwarder_versions takes first (`unless_installed`:
-    nixl_cu13 for nixl 0.7.1-1.0.1) whose being installed the facts do not give, where none of them is given as
-    installed (irev72: the API floor was judged on nixl-cu12 alone, a report without nixl-cu13 passed)."""
+def _backend_unsettled(
+    entry: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any]
+) -> str | None:
+    """Why the backend a forwarder's import takes is not settled, None where it is (or the entry names none): for
+    backend_runtime_library's forwarder_versions (nixl 0.7.1-1.0.1) the backends it takes first (`unless_installed`:
+    nixl_cu13) whose being installed the facts do not give, where none of them is given as installed (irev72: the API
+    floor was judged on nixl-cu12 alone, a report without nixl-cu13 passed); for its torch_major_versions (nixl
+    1.1.0-1.5.2) _torch_backend's reason (an unknown torch CUDA major, or its backend not given)."""
     lib = entry.get("backend_runtime_library")
     if not isinstance(lib, Mapping):
-        return []
+        return None
     raw = package.get("version")
     version = raw if isinstance(raw, str) else None
-    if _version_in(version, str(lib.get("forwarder_versions"))) is not True or _local_build(version, package):
-        return []
+    if _local_build(version, package):
+        return None
     packages = facts.get("packages")
     listed = packages if isinstance(packages, Mapping) else {}
+    if _version_in(version, str(lib.get("torch_major_versions"))) is True:
+        return _torch_backend(lib, listed)[2]
+    if _version_in(version, str(lib.get("forwarder_versions"))) is not True:
+        return None
     first = [str(d) for d in lib.get("unless_installed") or ()]
     if any(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in first):
-        return []  # (the one taken is known)
-    return [d for d in first if not (isinstance(listed.get(d), Mapping) and listed[d].get("installed") is False)]
+        return None  # (the one taken is known)
+    unsure = [d for d in first if not (isinstance(listed.get(d), Mapping) and listed[d].get("installed") is False)]
+    return f"whether {' or '.join(unsure)} is installed, which {dist} takes first, is not given" if unsure else None
 
 
 def _api_floor_result(
@@ -737,21 +758,22 @@ def _api_floor_result(
     floor = str(api.get("min_version"))
     source = api.get("source")
     modules = _api_modules(entry, package, dist, facts)
-    if modules is not None and not modules:
-        return None  # no backend installed: the `backends` item judges it
-    found = (", ".join(f"{d} {p.get('version')}" for d, p in modules) if modules is not None
+    unsure = _backend_unsettled(entry, package, dist, facts)
+    if modules is not None and not modules and unsure is None:
+        return None  # no backend installed: the `backends` item (or the backend library's) judges it
+    found = (", ".join(f"{d} {p.get('version')}" for d, p in modules) if modules
+             else f"{dist} {package.get('version')} (the backend it takes not settled)" if modules is not None
              else f"{dist} (its version not given)")  # fmt: skip
     required = f"{entry.get('module')} from a release >= {floor}"
     fits = [_version_in(p.get("version") if isinstance(p.get("version"), str) else None, f">={floor}")
             for _, p in modules or ()]  # fmt: skip
-    unsure = _first_not_given(entry, package, facts)
     if modules is not None and all(f is True for f in fits) and not unsure:
         return None
     msg = str(api.get("message")).replace("{found}", found).replace("{floor}", floor)
     if modules and all(f is False for f in fits) and applies is True and not unsure:
         return CheckResult(check, "fail", f"{found} installed", required, msg, source, subject)
     why = ("SGLang's release is not given" if applies is None else
-           f"whether {' or '.join(unsure)} is installed, which {dist} takes first, is not given" if unsure else
+           unsure if unsure else
            "which one the import takes is not read" if modules is not None and False in fits else
            "the installed release is not given")  # fmt: skip
     return CheckResult(check, "unknown", f"{found} installed", required, f"{msg} (not settled: {why})", source,

@@ -186,6 +186,15 @@ def target_env(root: Path) -> Path:
     return site
 
 
+def steady_host(path: str = "/dev/shm") -> Any:
+    """/dev/shm as a fixed reading (64 GiB, all free): the kept decision reads statvfs of the real /dev/shm again
+    before it serves (host_readers.read_shm), and another process on the box writing there between the runs changed
+    its free bytes, so the guards below failed with 'not kept' though no attack had been made (imend6)."""
+    from stackcheck.launch.host_readers import ShmReading
+
+    return ShmReading(path, 64 << 30, 64 << 30)
+
+
 @pytest.fixture
 def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
@@ -193,6 +202,10 @@ def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(name)
     monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
     monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    # the host readings other processes change (both the preflight and the cache's replay look them up at call time):
+    # /dev/shm's free bytes, and whether the server's port is free
+    monkeypatch.setattr("stackcheck.launch.host_readers.read_shm", steady_host)
+    monkeypatch.setattr("stackcheck.launch.host_readers.port_free", lambda host, port: (True, "free"))
     return tmp_path / "cache" / "gate"
 
 
