@@ -216,6 +216,7 @@ def find_launch(
     flock = os.path.basename(argv[0]) == "flock" if argv else False
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0) if argv else None
+    copies = _srun_copies(argv, 0, env) if argv else None
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if prog == "env":
@@ -253,12 +254,14 @@ def find_launch(
                     if not cleared:
                         _policy_seen(trace, policy)
                     _root_seen(trace, root)
+                    _copies_seen(trace, copies)
                     return nested
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
+                _copies_seen(trace, copies)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         text = argv[at] if at is not None else _su_command(argv, i) if su else None
@@ -273,6 +276,7 @@ def find_launch(
             if inner is not None:
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
+                _copies_seen(trace, copies)
                 return inner
             break
         shell = shell or prog in _C_RUNNERS
@@ -282,6 +286,7 @@ def find_launch(
         # own, and 2,000 sruns read 2,000 short option lists, linear)
         policy = policy or _env_policy(argv, i, env)
         root = root or _root_change(argv, i)
+        copies = copies or _srun_copies(argv, i, env)
     return None, list(argv[1:]), dict(env)
 
 
@@ -381,6 +386,99 @@ def _root_change(argv: Sequence[str], i: int) -> str | None:
     if prog == "chroot":
         return prog
     return None
+
+
+#: (ifc56) srun runs its command once per task: `srun -n2 python -m sglang.launch_server ...` starts two servers.
+#: Without -N / --nodes, srun allocates "enough nodes to satisfy the requested resources as expressed by per-job
+#: specification options, e.g. -n, -c and --gpus" (srun(1), -N), so two one-CPU tasks share one node, and with -N
+#: below -n some node runs more than one; --ntasks-per-node above 1 asks for that outright. Each copy is a whole
+#: server on that node's GPUs (--base-gpu-id 0 by default) and its --port (30000 by default): the second finds the
+#: GPUs' memory taken or the port bound (SGLang 0.5.23 entrypoints/http_server.py:2990-2996 binds get_serving().port
+#: with uvicorn, no SO_REUSEPORT by default; inferred, not run). srun reads SLURM_NTASKS / SLURM_NPROCS,
+#: SLURM_NNODES and SLURM_NTASKS_PER_NODE from its environment as -n, -N and --ntasks-per-node (srun(1) INPUT
+#: ENVIRONMENT VARIABLES; a job's allocation sets them for the sruns inside it).
+SRUN_TASKS_SOURCES = [
+    {"title": "srun(1): -n, --ntasks (one task per node by default); -N, --nodes (without it, enough nodes for -n, -c "
+     "and --gpus); --ntasks-per-node; INPUT ENVIRONMENT VARIABLES SLURM_NTASKS, SLURM_NNODES, SLURM_NTASKS_PER_NODE",
+     "url": "https://slurm.schedmd.com/srun.html#OPT_ntasks"},
+    {"title": "sglang 0.5.23 wheel (pip download --no-deps, ifc56 2026-12-06): sglang/srt/entrypoints/http_server.py "
+     ":2990-2996 (the default case: uvicorn.Server(uvicorn.Config(app, host=..., port=get_serving().port)), no "
+     "reuse-port socket; _bind_reuseport_socket :2705 only under enable_http_worker_reuseport)",
+     "url": "https://pypi.org/project/sglang/0.5.23/"},
+]  # fmt: skip
+
+_SRUN_SHORT_VALUE = "ABcCdDeGiJLmMnNopqStTwWx"  # (runners.RUNNERS["srun"]'s short options taking a value)
+
+
+def _srun_counts(argv: Sequence[str], i: int) -> dict[str, str]:
+    """srun's (argv[i]) -n / -N / --ntasks-per-node as given before its command: {"ntasks" | "nodes" |
+    "ntasks-per-node": the last value given}; a long option's prefix read as getopt_long does (runners.srun_long),
+    a short option's cluster (`-vn2`) as getopt does."""
+    from stackcheck.launch.runners import read_runner, srun_options
+
+    got: dict[str, str] = {}
+    for names, value in srun_options(argv, i):
+        if len(names) == 1 and names[0] in ("ntasks", "nodes", "ntasks-per-node"):
+            got[names[0]] = value if value is not None else "?"
+    end = read_runner(argv, i).command
+    words = list(argv[i + 1 : len(argv) if end is None else end])
+    for k, word in enumerate(words):
+        if word == "--":
+            break
+        if not word.startswith("-") or word.startswith("--") or word == "-":
+            continue
+        for j, ch in enumerate(word[1:], start=1):
+            if ch in _SRUN_SHORT_VALUE:
+                value = word[j + 1 :] or (words[k + 1] if k + 1 < len(words) else "?")
+                if ch in "nN":
+                    got["ntasks" if ch == "n" else "nodes"] = value
+                break
+    return got
+
+
+def _srun_copies(argv: Sequence[str], i: int, env: Mapping[str, str] | None = None) -> str | None:
+    """Why srun (argv[i]) may run more than one copy of its command on one node (ifc56: SRUN_TASKS_SOURCES), None
+    for any other word and where it runs at most one a node: no task count above 1, or -N at least the count with
+    no --ntasks-per-node above 1. A count that is no whole number is taken as more than one (fail closed)."""
+    if os.path.basename(argv[i]) != "srun":
+        return None
+    env = env or {}
+    got = _srun_counts(argv, i)
+    ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+    nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
+    per_node_raw = got.get("ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE")
+
+    def count(raw: str | None, low: bool) -> int | None:
+        if raw is None:
+            return None
+        text = raw.strip()
+        if low:  # (-N MIN[-MAX]: the fewest nodes srun may take)
+            text = text.split("-", 1)[0]
+        return int(text) if text.isdigit() and text.isascii() else -1
+
+    ntasks, nodes, per_node = count(ntasks_raw, False), count(nodes_raw, True), count(per_node_raw, False)
+    if per_node is not None and per_node != 1:
+        return f"--ntasks-per-node {per_node_raw}"
+    if ntasks is None or ntasks == 1:
+        return None
+    if ntasks > 1 and nodes is not None and nodes >= ntasks:
+        return None
+    where = f" on -N {nodes_raw}" if nodes_raw is not None else " without -N"
+    return f"-n {ntasks_raw}{where}"
+
+
+def _copies_seen(trace: dict[str, Any] | None, copies: str | None) -> None:
+    if trace is not None and copies is not None:
+        trace.setdefault("srun_copies", []).append(copies)
+
+
+def srun_copies_problem(why: str) -> Problem:
+    """The unknown of a launch srun may start more than once on one node (_srun_copies)."""
+    return Problem("srun", "unknown", None, f"`srun {why}` stands before the launch: srun runs the command once per "
+                   "task, and more than one task may land on one node (without -N srun takes as few nodes as the "
+                   "tasks fit), each a whole server on that node's GPUs and --port: the second finds them taken "
+                   "(fail closed); give one task a node (-N equal to -n, or --ntasks-per-node=1) or one task",
+                   SRUN_TASKS_SOURCES)  # fmt: skip
 
 
 def _root_seen(trace: dict[str, Any] | None, root: str | None) -> None:
@@ -1356,6 +1454,7 @@ def derive(
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
+    problems[:0] = [srun_copies_problem(why) for why in trace.get("srun_copies", [])[:1]]
     bad = None if stops else _exec_assignment(argv)
     if bad is not None:
         problems.insert(0, _assignment_problem(*bad))
