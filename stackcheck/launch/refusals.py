@@ -1787,11 +1787,32 @@ _ROPE_THETA_FILE_DEFAULT = {
 }
 
 
+#: (ifc56) the architectures of SGLang's mimo_v2.py (EntryClass MiMoV2ForCausalLM, MiMoV2FlashForCausalLM; the same
+#: `getattr(config, "rope_theta", 10000)` and `getattr(config, "rope_scaling", None)` handed to get_rope: 0.5.14
+#: :622-623, 0.5.23 :867-868), which the rule's note left "not judged, and may be affected" while the gate allowed
+#: them (fifty-sixth sample, rows t1 / t3). transformers 5.8.1 (SGLang 0.5.14's pin) has no mimo_v2_flash config
+#: class (models/auto/configuration_auto.py:404-416 raises "does not recognize this architecture" without the
+#: checkpoint's remote code); 5.19.0
+#: (0.5.23's) has MiMoV2FlashConfig, which keeps config.json's rope_theta as an attribute (its
+#: convert_rope_params_to_dict returns the kwargs untouched, configuration_mimo_v2_flash.py:134-135) but fills
+#: rope_parameters, when config.json states none, with per-layer-type bases (:123-127), which the rope_scaling
+#: property hands mimo_v2.py (configuration_utils.py:584-586), and get_rope raises on a dict with no rope_type (0.5.23
+#: layers/rotary_embedding/factory.py:192-199; inferred, not run). What the server reads then depends on the
+#: checkpoint's remote code and the transformers installed: unknown, not allowed.
+_ROPE_THETA_NOT_READ = ("MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM")
+
+
 def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
     """Whether the served model's rotary base differs from the one SGLang's model file falls back to (igap53): True
     where config.json states a rope_theta (top level, or in rope_parameters / rope_scaling) other than the file's
     default, False where it states that default or the architecture is none of _ROPE_THETA_FILE_DEFAULT (or was not
-    read: no architecture, no rule), unknown where config.json states none (transformers' own default decides)."""
+    read: no architecture, no rule), unknown where config.json states none (transformers' own default decides), and
+    unknown for the architectures of _ROPE_THETA_NOT_READ (ifc56)."""
+    if architecture in _ROPE_THETA_NOT_READ:
+        return _Judged(None, f"{architecture}: mimo_v2.py's rotary base and scaling under transformers 5",
+                       missing="the rotary base and scaling SGLang's mimo_v2.py gets from the config class "
+                       "transformers 5 builds (none in 5.8.1; 5.19.0's fills per-layer rope_parameters, which "
+                       "get_rope does not take), not read for these releases")  # fmt: skip
     default = _ROPE_THETA_FILE_DEFAULT.get(architecture or "")
     if default is None or not isinstance(keys, Mapping):
         return False
