@@ -216,7 +216,7 @@ def find_launch(
     flock = os.path.basename(argv[0]) == "flock" if argv else False
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0) if argv else None
-    copies = _srun_copies(argv, 0, env) if argv else None
+    copies = (_srun_copies(argv, 0, env) if argv else None) or _srun_nested(argv)
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if prog == "env":
@@ -467,13 +467,45 @@ def _srun_copies(argv: Sequence[str], i: int, env: Mapping[str, str] | None = No
     return f"-n {ntasks_raw}{where}"
 
 
+#: (ifc56, row i2: `srun -N1 srun --exp=ALL python -m sglang.launch_server ...` allowed) an srun run as the command
+#: of another srun's step asks for a step inside the same job, and from Slurm 20.11 on steps do not share the job's
+#: CPUs (nor its memory, GRES) unless --overlap: the outer step holds them while it waits on the inner, which waits
+#: for them ("Job step creation temporarily disabled, retrying (Requested nodes are busy)"): the server does not
+#: start (srun(1) --overlap; inferred from the manual, not run: no Slurm here).
+SRUN_NESTED_SOURCE = {"title": "srun(1): --overlap (\"Allow steps to overlap each other on the CPUs. By default steps "
+                      "do not share CPUs with other parallel steps\"), and the same for memory and GRES",
+                      "url": "https://slurm.schedmd.com/srun.html#OPT_overlap"}  # fmt: skip
+
+
+def _srun_nested(argv: Sequence[str]) -> str | None:
+    """Why an srun of `argv` runs as another srun's task without --overlap (SRUN_NESTED_SOURCE), None where none
+    does. Every word is read (an `env` or a shell string between the two is no barrier: fail closed), in one pass."""
+    from stackcheck.launch.runners import srun_options
+
+    seen = False
+    for i, word in enumerate(argv):
+        if os.path.basename(word) != "srun":
+            continue
+        if seen and not any(names == ("overlap",) for names, _ in srun_options(argv, i)):
+            return "nested srun without --overlap"
+        seen = True
+    return None
+
+
 def _copies_seen(trace: dict[str, Any] | None, copies: str | None) -> None:
     if trace is not None and copies is not None:
         trace.setdefault("srun_copies", []).append(copies)
 
 
 def srun_copies_problem(why: str) -> Problem:
-    """The unknown of a launch srun may start more than once on one node (_srun_copies)."""
+    """The unknown of a launch srun may start more than once on one node (_srun_copies), or an srun inside another's
+    step without --overlap (_srun_nested)."""
+    if why.startswith("nested"):
+        return Problem("srun", "unknown", None, "an srun runs as the task of another srun before the launch, without "
+                       "--overlap: the inner srun asks for a step inside the same job, whose CPUs and memory the "
+                       "outer step holds while it waits on it (steps share none by default from Slurm 20.11 on): "
+                       "the inner step waits and the server never starts (fail closed); give the inner srun "
+                       "--overlap, or drop one srun", [SRUN_NESTED_SOURCE])  # fmt: skip
     return Problem("srun", "unknown", None, f"`srun {why}` stands before the launch: srun runs the command once per "
                    "task, and more than one task may land on one node (without -N srun takes as few nodes as the "
                    "tasks fit), each a whole server on that node's GPUs and --port: the second finds them taken "

@@ -43,7 +43,7 @@ def _srun(line: list[str], mapping: Any, env: dict[str, str] | None = None) -> l
         ["srun", "--ntasks-per-node=2"],
         ["srun", "-n", "x"],  # (no number: fail closed)
         ["nohup", "srun", "-n2", "--exp=ALL"],
-        ["srun", "-N1", "srun", "-n2"],
+        ["nohup", "srun", "-N1", "-n", "3"],
     ],
 )
 def test_more_than_one_task_a_node_is_unknown(prefix: list[str], mapping: Any) -> None:
@@ -89,3 +89,24 @@ def test_the_drawn_rows_are_no_longer_allowed(tmp_path: Path, release: str, pref
     line = ["srun", "-n1", *line[len(prefix) :]]
     doc = cli_json(["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line])[1]
     assert not [r for r in doc.get("reasons") or [] if "once per task" in str(r)], doc.get("reasons")
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        ["srun", "-N1", "srun", "--exp=ALL"],
+        ["nohup", "setsid", "srun", "-N1", "srun"],
+        ["srun", "-N1", "env", "NCCL_DEBUG=INFO", "srun", "-n1"],
+    ],
+)
+def test_an_srun_inside_another_without_overlap_is_unknown(prefix: list[str], mapping: Any) -> None:
+    # ifc56 row i2; fails before: allowed (the inner srun's step waits for the CPUs the outer step holds)
+    got = _srun([*prefix, *LAUNCH], mapping)
+    assert got and "--overlap" in got[0].message, prefix
+
+
+@pytest.mark.parametrize(
+    "prefix", [["srun", "-N1", "srun", "--overlap"], ["srun", "-N1", "srun", "--overl"], ["srun", "-N1", "nice"]]
+)
+def test_an_inner_srun_with_overlap_or_one_srun_is_judged_as_before(prefix: list[str], mapping: Any) -> None:
+    assert not _srun([*prefix, *LAUNCH], mapping), prefix
