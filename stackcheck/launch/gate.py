@@ -69,6 +69,7 @@ import posixpath
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
+from stackcheck.digits import whole_number
 from stackcheck.errors import UsageError
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
@@ -430,8 +431,8 @@ def _srun_counts(argv: Sequence[str], i: int) -> dict[str, str]:
         for j, ch in enumerate(word[1:], start=1):
             if ch in _SRUN_SHORT_VALUE:
                 value = word[j + 1 :] or (words[k + 1] if k + 1 < len(words) else "?")
-                if ch in "nN":
-                    got["ntasks" if ch == "n" else "nodes"] = value
+                if ch in "nNG":
+                    got["ntasks" if ch == "n" else "nodes" if ch == "N" else "gpus"] = value
                 break
     return got
 
@@ -490,6 +491,61 @@ def _srun_nested(argv: Sequence[str]) -> str | None:
             return "nested srun without --overlap"
         seen = True
     return None
+
+
+#: (ifc56, beside the sample: population s's `srun --gpus-per-task=1 python -m sglang.launch_server --tp 2` was
+#: allowed) srun's GPU options give each task the GPUs of its request only: Slurm's gres/gpu plugin sets
+#: CUDA_VISIBLE_DEVICES to the GPUs allocated to the step (and cgroup's ConstrainDevices hides the others), so a
+#: server asking for more (--tp x --pp, over --nnodes) than --gpus-per-task / --gpus / -G / --gpus-per-node /
+#: --gres=gpu:N give finds too few devices and fails at start (inferred from Slurm's manuals, not run).
+SRUN_GPUS_SOURCE = [
+    {"title": "srun(1): --gpus-per-task, -G/--gpus ([type:]number, for the job step), --gpus-per-node, --gres "
+     "(name[[:type]:count], per node)", "url": "https://slurm.schedmd.com/srun.html#OPT_gpus-per-task"},
+    {"title": "Slurm Generic Resource (GRES) Scheduling, GPU Management: CUDA_VISIBLE_DEVICES set to the GPUs "
+     "allocated to the job / step", "url": "https://slurm.schedmd.com/gres.html#GPU_Management"},
+]  # fmt: skip
+
+
+def _gpu_count(option: str, value: str | None) -> int | None:
+    """The GPU count an srun GPU option's value gives (None: not read). --gres: its gpu entry, `gpu` alone or with a
+    type only is 1; the others `[type:]number`."""
+    if value is None:
+        return None
+    if option == "--gres":
+        entries = [e for e in value.split(",") if e.split(":", 1)[0] in ("gpu", "gres/gpu")]
+        if not entries:
+            return 0  # (no GPU asked by this --gres: the step's GPUs come from elsewhere or none)
+        parts = entries[0].split(":")
+        last = parts[-1]
+        return int(last) if len(parts) > 1 and last.isdigit() and last.isascii() else 1 if len(parts) <= 2 else None
+    last = value.rsplit(":", 1)[-1]
+    return int(last) if last.isdigit() and last.isascii() else None
+
+
+def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
+    """Each srun GPU option on the line before its command, with the count it gives (_gpu_count)."""
+    from stackcheck.launch.runners import srun_options
+
+    out: list[tuple[str, int | None]] = []
+    for i, word in enumerate(argv):
+        if os.path.basename(word) != "srun":
+            continue
+        for names, value in srun_options(argv, i):
+            if len(names) == 1 and names[0] in ("gpus-per-task", "gpus", "gpus-per-node", "gres"):
+                got = _gpu_count(f"--{names[0]}", value)
+                if not (names[0] == "gres" and got == 0):
+                    out.append((f"--{names[0]}={value}", got))
+        short = _srun_counts(argv, i).get("gpus")
+        if short is not None and not any(o.startswith("--gpus=") for o, _ in out):
+            out.append((f"-G {short}", _gpu_count("-G", short)))
+    return out
+
+
+def srun_gpus_problem(given: str, needed: int) -> Problem:
+    return Problem("srun", "unknown", None, f"`srun {given}` stands before the launch: each task sees the GPUs srun "
+                   f"gives it (CUDA_VISIBLE_DEVICES), fewer than the {needed} the launch asks for (--tp x --pp on "
+                   "one node), or a count not read; the server finds too few devices (fail closed); give srun at "
+                   "least as many GPUs a task", SRUN_GPUS_SOURCE)  # fmt: skip
 
 
 def _copies_seen(trace: dict[str, Any] | None, copies: str | None) -> None:
@@ -1543,6 +1599,15 @@ def derive(
                 d.launch[fact] = found[o["flag"]]
             elif "default" in o and o.get("value") == "int":
                 d.launch[fact] = o["default"]
+    gpus_given = srun_gpus(argv) if "srun" in (os.path.basename(w) for w in argv) else []
+    if gpus_given:  # (ifc56: srun's GPU options against what the launch asks for)
+        tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)
+        nodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
+        if isinstance(tp, int) and isinstance(pp, int) and nodes:
+            needed = -(-tp * pp // nodes)
+            short = next(((o, c) for o, c in gpus_given if c is None or c < needed), None)
+            if short is not None:
+                d.problems.insert(0, srun_gpus_problem(short[0], needed))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]

@@ -110,3 +110,43 @@ def test_an_srun_inside_another_without_overlap_is_unknown(prefix: list[str], ma
 )
 def test_an_inner_srun_with_overlap_or_one_srun_is_judged_as_before(prefix: list[str], mapping: Any) -> None:
     assert not _srun([*prefix, *LAUNCH], mapping), prefix
+
+
+def _gpus(line: list[str], mapping: Any) -> list[Any]:
+    d = gate.derive(line, mapping, {})
+    return [p for p in d.problems if p.subject == "srun" and "GPUs srun gives it" in p.message]
+
+
+BASE = ["python3", "-m", "sglang.launch_server", "--model-path", "m"]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "flags"),
+    [
+        (["srun", "--gpus-per-task=1"], ["--tp", "2"]),
+        (["srun", "-N1", "--gres=gpu:2"], ["--tp", "4"]),
+        (["srun", "-G", "1"], ["--tp", "2"]),
+        (["srun", "--gpus=a100:4"], ["--tp", "4", "--pp", "2"]),
+        (["srun", "--gres=gpu"], ["--tp", "2"]),
+        (["srun", "--gpus=a100:x"], ["--tp", "1"]),  # (a count not read: fail closed)
+        (["srun", "-N2", "--gpus-per-node=2"], ["--tp", "8", "--nnodes", "2"]),
+    ],
+)
+def test_fewer_srun_gpus_than_the_launch_asks_for_is_unknown(prefix: list[str], flags: list[str], mapping: Any) -> None:
+    # (population s, beside the drawn rows) fails before: allowed; the task sees only the GPUs srun gives it
+    assert _gpus([*prefix, *BASE, *flags], mapping), (prefix, flags)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "flags"),
+    [
+        (["srun", "--gpus-per-task=2"], ["--tp", "2"]),
+        (["srun", "-N1", "--gres=gpu:h100:8"], ["--tp", "8"]),
+        (["srun", "-G2"], ["--tp", "2"]),
+        (["srun", "-N2", "--gpus-per-node=4"], ["--tp", "8", "--nnodes", "2"]),
+        (["srun", "--gres=nic:1"], ["--tp", "8"]),
+        (["srun", "-N1"], ["--tp", "8"]),
+    ],
+)
+def test_enough_srun_gpus_or_none_given_is_judged_as_before(prefix: list[str], flags: list[str], mapping: Any) -> None:
+    assert not _gpus([*prefix, *BASE, *flags], mapping), (prefix, flags)
