@@ -1604,10 +1604,10 @@ def derive(
         tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)
         nodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
         if isinstance(tp, int) and isinstance(pp, int) and nodes:
-            needed = -(-tp * pp // nodes)
-            short = next(((o, c) for o, c in gpus_given if c is None or c < needed), None)
+            asked = -(-tp * pp // nodes)
+            short = next(((o, c) for o, c in gpus_given if c is None or c < asked), None)
             if short is not None:
-                d.problems.insert(0, srun_gpus_problem(short[0], needed))
+                d.problems.insert(0, srun_gpus_problem(short[0], asked))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
