@@ -69,6 +69,7 @@ import posixpath
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
+from stackcheck.digits import whole_number
 from stackcheck.errors import UsageError
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
@@ -216,6 +217,7 @@ def find_launch(
     strings, stop = flock_sites(argv)
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0, env) if argv else None
+    copies = (_srun_copies(argv, 0, env) if argv else None) or _srun_nested(argv)
     for i in range(1, len(argv) if stop != 0 else 1):
         if i == stop:
             break  # (a flock that runs nothing, or refuses its words: what follows is no command run: runner_problems)
@@ -255,12 +257,14 @@ def find_launch(
                     if not cleared:
                         _policy_seen(trace, policy)
                     _root_seen(trace, root)
+                    _copies_seen(trace, copies)
                     return nested
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
+                _copies_seen(trace, copies)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         text = argv[at] if at is not None else _su_command(argv, i) if su else None
@@ -275,6 +279,7 @@ def find_launch(
             if inner is not None:
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
+                _copies_seen(trace, copies)
                 return inner
             break
         shell = shell or prog in _C_RUNNERS
@@ -283,6 +288,7 @@ def find_launch(
         # own, and 2,000 sruns read 2,000 short option lists, linear)
         policy = policy or _env_policy(argv, i, env)
         root = root or _root_change(argv, i, env)
+        copies = copies or _srun_copies(argv, i, env)
     return None, list(argv[1:]), dict(env)
 
 
@@ -422,6 +428,186 @@ def _root_change(argv: Sequence[str], i: int, env: Mapping[str, str] | None = No
     if prog == "chroot":
         return prog
     return None
+
+
+#: (ifc56) srun runs its command once per task: `srun -n2 python -m sglang.launch_server ...` starts two servers.
+#: Without -N / --nodes, srun allocates "enough nodes to satisfy the requested resources as expressed by per-job
+#: specification options, e.g. -n, -c and --gpus" (srun(1), -N), so two one-CPU tasks share one node, and with -N
+#: below -n some node runs more than one; --ntasks-per-node above 1 asks for that outright. Each copy is a whole
+#: server on that node's GPUs (--base-gpu-id 0 by default) and its --port (30000 by default): the second finds the
+#: GPUs' memory taken or the port bound (SGLang 0.5.23 entrypoints/http_server.py:2990-2996 binds get_serving().port
+#: with uvicorn, no SO_REUSEPORT by default; inferred, not run). srun reads SLURM_NTASKS / SLURM_NPROCS,
+#: SLURM_NNODES and SLURM_NTASKS_PER_NODE from its environment as -n, -N and --ntasks-per-node (srun(1) INPUT
+#: ENVIRONMENT VARIABLES; a job's allocation sets them for the sruns inside it).
+SRUN_TASKS_SOURCES = [
+    {"title": "srun(1): -n, --ntasks (one task per node by default); -N, --nodes (without it, enough nodes for -n, -c "
+     "and --gpus); --ntasks-per-node; INPUT ENVIRONMENT VARIABLES SLURM_NTASKS, SLURM_NNODES, SLURM_NTASKS_PER_NODE",
+     "url": "https://slurm.schedmd.com/srun.html#OPT_ntasks"},
+    {"title": "sglang 0.5.23 wheel (pip download --no-deps, ifc56 2026-12-06): sglang/srt/entrypoints/http_server.py "
+     ":2990-2996 (the default case: uvicorn.Server(uvicorn.Config(app, host=..., port=get_serving().port)), no "
+     "reuse-port socket; _bind_reuseport_socket :2705 only under enable_http_worker_reuseport)",
+     "url": "https://pypi.org/project/sglang/0.5.23/"},
+]  # fmt: skip
+
+_SRUN_SHORT_VALUE = "ABcCdDeGiJLmMnNopqStTwWx"  # (runners.RUNNERS["srun"]'s short options taking a value)
+
+
+def _srun_counts(argv: Sequence[str], i: int) -> dict[str, str]:
+    """srun's (argv[i]) -n / -N / --ntasks-per-node as given before its command: {"ntasks" | "nodes" |
+    "ntasks-per-node": the last value given}; a long option's prefix read as getopt_long does (runners.srun_long),
+    a short option's cluster (`-vn2`) as getopt does."""
+    from stackcheck.launch.runners import read_runner, srun_options
+
+    got: dict[str, str] = {}
+    for names, value in srun_options(argv, i):
+        if len(names) == 1 and names[0] in ("ntasks", "nodes", "ntasks-per-node"):
+            got[names[0]] = value if value is not None else "?"
+    end = read_runner(argv, i).command
+    words = list(argv[i + 1 : len(argv) if end is None else end])
+    for k, word in enumerate(words):
+        if word == "--":
+            break
+        if not word.startswith("-") or word.startswith("--") or word == "-":
+            continue
+        for j, ch in enumerate(word[1:], start=1):
+            if ch in _SRUN_SHORT_VALUE:
+                value = word[j + 1 :] or (words[k + 1] if k + 1 < len(words) else "?")
+                if ch in "nNG":
+                    got["ntasks" if ch == "n" else "nodes" if ch == "N" else "gpus"] = value
+                break
+    return got
+
+
+def _srun_copies(argv: Sequence[str], i: int, env: Mapping[str, str] | None = None) -> str | None:
+    """Why srun (argv[i]) may run more than one copy of its command on one node (ifc56: SRUN_TASKS_SOURCES), None
+    for any other word and where it runs at most one a node: no task count above 1, or -N at least the count with
+    no --ntasks-per-node above 1. A count that is no whole number is taken as more than one (fail closed)."""
+    if os.path.basename(argv[i]) != "srun":
+        return None
+    env = env or {}
+    got = _srun_counts(argv, i)
+    ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+    nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
+    per_node_raw = got.get("ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE")
+
+    def count(raw: str | None, low: bool) -> int | None:
+        if raw is None:
+            return None
+        text = raw.strip()
+        if low:  # (-N MIN[-MAX]: the fewest nodes srun may take)
+            text = text.split("-", 1)[0]
+        return int(text) if text.isdigit() and text.isascii() else -1
+
+    ntasks, nodes, per_node = count(ntasks_raw, False), count(nodes_raw, True), count(per_node_raw, False)
+    if per_node is not None and per_node != 1:
+        return f"--ntasks-per-node {per_node_raw}"
+    if ntasks is None or ntasks == 1:
+        return None
+    if ntasks > 1 and nodes is not None and nodes >= ntasks:
+        return None
+    where = f" on -N {nodes_raw}" if nodes_raw is not None else " without -N"
+    return f"-n {ntasks_raw}{where}"
+
+
+#: (ifc56, row i2: `srun -N1 srun --exp=ALL python -m sglang.launch_server ...` allowed) an srun run as the command
+#: of another srun's step asks for a step inside the same job, and from Slurm 20.11 on steps do not share the job's
+#: CPUs (nor its memory, GRES) unless --overlap: the outer step holds them while it waits on the inner, which waits
+#: for them ("Job step creation temporarily disabled, retrying (Requested nodes are busy)"): the server does not
+#: start (srun(1) --overlap; inferred from the manual, not run: no Slurm here).
+SRUN_NESTED_SOURCE = {"title": "srun(1): --overlap (\"Allow steps to overlap each other on the CPUs. By default steps "
+                      "do not share CPUs with other parallel steps\"), and the same for memory and GRES",
+                      "url": "https://slurm.schedmd.com/srun.html#OPT_overlap"}  # fmt: skip
+
+
+def _srun_nested(argv: Sequence[str]) -> str | None:
+    """Why an srun of `argv` runs as another srun's task without --overlap (SRUN_NESTED_SOURCE), None where none
+    does. Every word is read (an `env` or a shell string between the two is no barrier: fail closed), in one pass."""
+    from stackcheck.launch.runners import srun_options
+
+    seen = False
+    for i, word in enumerate(argv):
+        if os.path.basename(word) != "srun":
+            continue
+        if seen and not any(names == ("overlap",) for names, _ in srun_options(argv, i)):
+            return "nested srun without --overlap"
+        seen = True
+    return None
+
+
+#: (ifc56, beside the sample: population s's `srun --gpus-per-task=1 python -m sglang.launch_server --tp 2` was
+#: allowed) srun's GPU options give each task the GPUs of its request only: Slurm's gres/gpu plugin sets
+#: CUDA_VISIBLE_DEVICES to the GPUs allocated to the step (and cgroup's ConstrainDevices hides the others), so a
+#: server asking for more (--tp x --pp, over --nnodes) than --gpus-per-task / --gpus / -G / --gpus-per-node /
+#: --gres=gpu:N give finds too few devices and fails at start (inferred from Slurm's manuals, not run).
+SRUN_GPUS_SOURCE = [
+    {"title": "srun(1): --gpus-per-task, -G/--gpus ([type:]number, for the job step), --gpus-per-node, --gres "
+     "(name[[:type]:count], per node)", "url": "https://slurm.schedmd.com/srun.html#OPT_gpus-per-task"},
+    {"title": "Slurm Generic Resource (GRES) Scheduling, GPU Management: CUDA_VISIBLE_DEVICES set to the GPUs "
+     "allocated to the job / step", "url": "https://slurm.schedmd.com/gres.html#GPU_Management"},
+]  # fmt: skip
+
+
+def _gpu_count(option: str, value: str | None) -> int | None:
+    """The GPU count an srun GPU option's value gives (None: not read). --gres: its gpu entry, `gpu` alone or with a
+    type only is 1; the others `[type:]number`."""
+    if value is None:
+        return None
+    if option == "--gres":
+        entries = [e for e in value.split(",") if e.split(":", 1)[0] in ("gpu", "gres/gpu")]
+        if not entries:
+            return 0  # (no GPU asked by this --gres: the step's GPUs come from elsewhere or none)
+        parts = entries[0].split(":")
+        last = parts[-1]
+        return int(last) if len(parts) > 1 and last.isdigit() and last.isascii() else 1 if len(parts) <= 2 else None
+    last = value.rsplit(":", 1)[-1]
+    return int(last) if last.isdigit() and last.isascii() else None
+
+
+def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
+    """Each srun GPU option on the line before its command, with the count it gives (_gpu_count)."""
+    from stackcheck.launch.runners import srun_options
+
+    out: list[tuple[str, int | None]] = []
+    for i, word in enumerate(argv):
+        if os.path.basename(word) != "srun":
+            continue
+        for names, value in srun_options(argv, i):
+            if len(names) == 1 and names[0] in ("gpus-per-task", "gpus", "gpus-per-node", "gres"):
+                got = _gpu_count(f"--{names[0]}", value)
+                if not (names[0] == "gres" and got == 0):
+                    out.append((f"--{names[0]}={value}", got))
+        short = _srun_counts(argv, i).get("gpus")
+        if short is not None and not any(o.startswith("--gpus=") for o, _ in out):
+            out.append((f"-G {short}", _gpu_count("-G", short)))
+    return out
+
+
+def srun_gpus_problem(given: str, needed: int) -> Problem:
+    return Problem("srun", "unknown", None, f"`srun {given}` stands before the launch: each task sees the GPUs srun "
+                   f"gives it (CUDA_VISIBLE_DEVICES), fewer than the {needed} the launch asks for (--tp x --pp on "
+                   "one node), or a count not read; the server finds too few devices (fail closed); give srun at "
+                   "least as many GPUs a task", SRUN_GPUS_SOURCE)  # fmt: skip
+
+
+def _copies_seen(trace: dict[str, Any] | None, copies: str | None) -> None:
+    if trace is not None and copies is not None:
+        trace.setdefault("srun_copies", []).append(copies)
+
+
+def srun_copies_problem(why: str) -> Problem:
+    """The unknown of a launch srun may start more than once on one node (_srun_copies), or an srun inside another's
+    step without --overlap (_srun_nested)."""
+    if why.startswith("nested"):
+        return Problem("srun", "unknown", None, "an srun runs as the task of another srun before the launch, without "
+                       "--overlap: the inner srun asks for a step inside the same job, whose CPUs and memory the "
+                       "outer step holds while it waits on it (steps share none by default from Slurm 20.11 on): "
+                       "the inner step waits and the server never starts (fail closed); give the inner srun "
+                       "--overlap, or drop one srun", [SRUN_NESTED_SOURCE])  # fmt: skip
+    return Problem("srun", "unknown", None, f"`srun {why}` stands before the launch: srun runs the command once per "
+                   "task, and more than one task may land on one node (without -N srun takes as few nodes as the "
+                   "tasks fit), each a whole server on that node's GPUs and --port: the second finds them taken "
+                   "(fail closed); give one task a node (-N equal to -n, or --ntasks-per-node=1) or one task",
+                   SRUN_TASKS_SOURCES)  # fmt: skip
 
 
 def _root_seen(trace: dict[str, Any] | None, root: str | None) -> None:
@@ -1462,6 +1648,7 @@ def derive(
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
+    problems[:0] = [srun_copies_problem(why) for why in trace.get("srun_copies", [])[:1]]
     bad = None if stops else _exec_assignment(argv)
     if bad is not None:
         problems.insert(0, _assignment_problem(*bad))
@@ -1518,6 +1705,15 @@ def derive(
                 d.launch[fact] = found[o["flag"]]
             elif "default" in o and o.get("value") == "int":
                 d.launch[fact] = o["default"]
+    gpus_given = srun_gpus(argv) if "srun" in (os.path.basename(w) for w in argv) else []
+    if gpus_given:  # (ifc56: srun's GPU options against what the launch asks for)
+        tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)
+        nodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
+        if isinstance(tp, int) and isinstance(pp, int) and nodes:
+            asked = -(-tp * pp // nodes)
+            short = next(((o, c) for o, c in gpus_given if c is None or c < asked), None)
+            if short is not None:
+                d.problems.insert(0, srun_gpus_problem(short[0], asked))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]

@@ -1903,9 +1903,10 @@ _ROPE_THETA_FILE_DEFAULT = {
 #: PreTrainedConfig then sets as attributes (5.19.0 configuration_utils.py:349-350, :376-383); SGLang's own
 #: ZayaConfig takes rope_theta as a parameter (0.5.23 configs/zaya.py:62, :197). Per layer-type key of a nested
 #: rope_parameters: the top-level key whose value the model file serves those layers instead (None: rope_theta).
+#: MiMo-V2 was read so by igap55 (its SWA layers: {"sliding_attention": "swa_rope_theta"}); at the merge with ifc56 it
+#: moved to _ROPE_THETA_NOT_READ (unknown), since 5.19.0's class also fills rope_parameters, which mimo_v2.py hands
+#: get_rope as rope_scaling.
 _ROPE_THETA_TOP_KEPT: dict[str, tuple[float, dict[str, str | None]]] = {
-    "MiMoV2FlashForCausalLM": (10000.0, {"full_attention": None, "sliding_attention": "swa_rope_theta"}),
-    "MiMoV2ForCausalLM": (10000.0, {"full_attention": None, "sliding_attention": "swa_rope_theta"}),
     "ZayaForCausalLM": (1000000.0, {}),
 }
 
@@ -1916,6 +1917,21 @@ def _theta_text(value: float) -> str:
     if isinstance(value, int) and abs(value) >= 10**15:  # (bit_length: no str() of an int past its digit limit)
         return f"{'-' if value < 0 else ''}an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
     return f"{value:g}"
+
+
+#: (ifc56) the architectures of SGLang's mimo_v2.py (EntryClass MiMoV2ForCausalLM, MiMoV2FlashForCausalLM; the same
+#: `getattr(config, "rope_theta", 10000)` and `getattr(config, "rope_scaling", None)` handed to get_rope: 0.5.14
+#: :622-623, 0.5.23 :867-868), which the rule's note left "not judged, and may be affected" while the gate allowed
+#: them (fifty-sixth sample, rows t1 / t3). transformers 5.8.1 (SGLang 0.5.14's pin) has no mimo_v2_flash config
+#: class (models/auto/configuration_auto.py:404-416 raises "does not recognize this architecture" without the
+#: checkpoint's remote code); 5.19.0
+#: (0.5.23's) has MiMoV2FlashConfig, which keeps config.json's rope_theta as an attribute (its
+#: convert_rope_params_to_dict returns the kwargs untouched, configuration_mimo_v2_flash.py:134-135) but fills
+#: rope_parameters, when config.json states none, with per-layer-type bases (:123-127), which the rope_scaling
+#: property hands mimo_v2.py (configuration_utils.py:584-586), and get_rope raises on a dict with no rope_type (0.5.23
+#: layers/rotary_embedding/factory.py:192-199; inferred, not run). What the server reads then depends on the
+#: checkpoint's remote code and the transformers installed: unknown, not allowed.
+_ROPE_THETA_NOT_READ = ("MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM")
 
 
 def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
@@ -1932,7 +1948,15 @@ def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
     allowed, and served with 1000000.
 
     igap55: for _ROPE_THETA_TOP_KEPT a top-level rope_theta is kept (False); a base stated only inside
-    rope_parameters / rope_scaling (flat, or per layer type) is compared with what the file serves each layer."""
+    rope_parameters / rope_scaling (flat, or per layer type) is compared with what the file serves each layer.
+
+    ifc56: unknown for the architectures of _ROPE_THETA_NOT_READ (MiMo-V2: what the config class transformers 5
+    builds hands mimo_v2.py was not read to the end)."""
+    if architecture in _ROPE_THETA_NOT_READ:
+        return _Judged(None, f"{architecture}: mimo_v2.py's rotary base and scaling under transformers 5",
+                       missing="the rotary base and scaling SGLang's mimo_v2.py gets from the config class "
+                       "transformers 5 builds (none in 5.8.1; 5.19.0's fills per-layer rope_parameters, which "
+                       "get_rope does not take), not read for these releases")  # fmt: skip
     if not isinstance(keys, Mapping):
         return False
     top_kept = _ROPE_THETA_TOP_KEPT.get(architecture or "")

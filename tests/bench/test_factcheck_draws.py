@@ -70,6 +70,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "55": ("24bb7bf0474c9105e178bc7b1e2e9f3e78aa5def", None),  # drawn in the tree of 24bb7bf0 (the draw commit's
     # parent) with the script as committed (population g 952: the gate's 971 allows less the 19 the fifty-third drew
     # that are still allowed, a uniform draw; about 6 min on the shared 2-core box)
+    "56": ("efa6058079c60ff13d2f183b2e551f6853828ee1", None),  # drawn in the tree of efa60580 (the draw commit's
+    # parent) with the script as committed (populations s 68, h 0, t 74, e 39, k 1, p 31, i 22; about 30 s)
     "57": ("efa6058079c60ff13d2f183b2e551f6853828ee1", None),  # drawn in the tree of efa60580 (the draw commit's
     # parent) with the script as committed (population u 1,120: the fifty-first's 1,137 ok rows less the 17 it drew
     # that are still ok, a uniform draw; 16 s)
