@@ -6,7 +6,11 @@ python ...`, `torchrun -m sglang.launch_server ...` were allowed. Now each is on
 - elsewhere: the command runs on another machine or in a container's filesystem (ssh, pdsh, docker / podman / nerdctl,
   kubectl, nsenter, apptainer / singularity, machinectl, mpirun with hosts): this box's facts do not decide it. The
   gate refuses it as unknown, naming the program; with --facts (the facts of the box the server runs on, by the
-  user's word, as for any --facts gate) the launch after it is judged on them, with a note naming the program.
+  user's word, as for any --facts gate) and the launch's whole environment given after the program (`ssh HOST env
+  -i NAME=VALUE ... python ...`: else the server starts with that box's environment, not the gate's) the launch
+  after it is judged on them, with a note naming the program. ssh and pdsh join the words and the remote user's
+  shell reads them again: a word with a blank or a shell character, or an assignment before the command, is
+  opaque.
 - opaque: the command runs here but in a way the gate does not read (another interpreter or environment: uv / conda /
   pipenv / poetry run; its words re-read or extended: xargs, watch, script -c, gdb --args; several copies or its own
   interpreter: torchrun, mpirun without -np 1; a profiler or emulator that changes how it runs: nsys, ncu, valgrind,
@@ -115,6 +119,16 @@ _ALLOCATION = ("SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "PBS_NODEFILE", "LSB_
 _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
+#: ssh(1) / pdsh(1): the command's words are joined with spaces and run by the remote user's shell (`$SHELL -c`)
+_REMOTE_SHELL = frozenset({"ssh", "pdsh"})
+_SHELL_SPECIAL = frozenset(" \t\n$`\"'\\*?[]{}()<>|;&~#!")
+
+
+def _assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq) and name.isidentifier() and name.isascii()
+
+
 def command_at(argv: Sequence[str], i: int) -> int | None:
     """Where the command of a program read here (perf record / stat with `--`, mpirun read as local) stands; None for
     any other word."""
@@ -196,6 +210,18 @@ def _strace(argv: Sequence[str], i: int) -> Wrapped | None:
 def wrapper_at(argv: Sequence[str], i: int, env: Mapping[str, str]) -> Wrapped | None:
     """The program argv[i] where it is one the gate does not judge as absent (ELSEWHERE, OPAQUE), else None."""
     prog = os.path.basename(argv[i])
+    if prog in _REMOTE_SHELL:
+        # (the words after it are joined and read again by the remote user's shell: a special character anywhere, an
+        # assignment before the command's env or python word, which that shell takes as its own; an ssh option's
+        # `-o Name=value` is read as one too: unknown, fail closed)
+        rest = argv[i + 1 :]
+        end = next((k for k, w in enumerate(rest) if os.path.basename(w) == "env" or w.startswith("python")), len(rest))
+        word = next((w for k, w in enumerate(rest) if any(c in _SHELL_SPECIAL for c in w)
+                     or (k < end and _assignment(w))), None)  # fmt: skip
+        if word is not None:
+            why = (f"{prog} joins the words after it with spaces and the remote user's shell reads them again "
+                   f"(`{word}`), so the words the server gets are not the ones written")  # fmt: skip
+            return Wrapped(prog, "opaque", why)
     if prog in ELSEWHERE:
         return Wrapped(prog, "elsewhere", ELSEWHERE[prog][0])
     if prog in _MPI:

@@ -238,7 +238,9 @@ def find_launch(
             if runs and isinstance(stops, list) and runs[0] not in stops:
                 stops.append(runs[0])
             cleared = False
-            if policy is not None:  # (behind sudo: env starts from sudo's environment, known only where -i clears it)
+            # (behind sudo: env starts from sudo's environment, known only where -i clears it; behind ssh / docker
+            # exec likewise from the other box's, igap54)
+            if policy is not None or (wrapped is not None and wrapped.kind == "elsewhere"):
                 from stackcheck.assembly.env_prefix import read_env
 
                 read = read_env(argv[i + 1 :], {})
@@ -257,7 +259,7 @@ def find_launch(
                     if not cleared:
                         _policy_seen(trace, policy)
                     _root_seen(trace, root)
-                    _wrapped_seen(trace, wrapped)
+                    _wrapped_seen(trace, wrapped, cleared)
                     return nested
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
@@ -408,11 +410,11 @@ def root_change_problem(program: str) -> Problem:
                    "`stackcheck gate --root DIR` or `--image`)", ROOT_CHANGE_SOURCES)  # fmt: skip
 
 
-def _wrapped_seen(trace: dict[str, Any] | None, wrapped: Any) -> None:
+def _wrapped_seen(trace: dict[str, Any] | None, wrapped: Any, cleared: bool = False) -> None:
     """Note in `trace` that the launch runs behind `wrapped` (elsewhere.Wrapped: another machine or container, or a
-    program that runs it its own way)."""
+    program that runs it its own way); `cleared`: an `env -i` after it gives the launch's whole environment."""
     if trace is not None and wrapped is not None:
-        trace.setdefault("wrapped", []).append(wrapped)
+        trace.setdefault("wrapped", []).append((wrapped, cleared))
 
 
 #: the manuals of the programs launch/elsewhere.py reads (its docstring names each)
@@ -431,13 +433,21 @@ ELSEWHERE_SOURCES = [
 ]  # fmt: skip
 
 
-def wrapped_problem(wrapped: Any, target_facts: bool = False) -> Problem:
+def wrapped_problem(wrapped: Any, target_facts: bool = False, cleared: bool = False) -> Problem:
     """The refusal of a launch behind `wrapped` (elsewhere.Wrapped). One that runs elsewhere is unknown on this box's
-    facts; with `target_facts` (gate --facts: the facts of the box the server runs on, by the user's word) the launch
-    is judged on them and this is a note naming the program. One run its own way is unknown either way."""
+    facts; with `target_facts` (gate --facts: the facts of the box the server runs on, by the user's word) and its
+    whole environment given after it (`cleared`: `ssh HOST env -i NAME=VALUE ... python ...`; else it starts with that
+    box's environment, not the gate's) the launch is judged on them and this is a note naming the program. One run
+    its own way is unknown either way."""
     from stackcheck.launch.elsewhere import where_to_gate
 
     name = wrapped.program
+    if wrapped.kind == "elsewhere" and target_facts and not cleared:
+        return Problem(name, "unknown", None, f"`{name}` stands before the launch: {wrapped.why}, where the server "
+                       "starts with that box's environment, not the one the gate reads (fail closed); give it in full "
+                       f"after {name} (`{name} ... env -i NAME=VALUE ... python -m sglang.launch_server ...`) or run "
+                       f"`stackcheck gate` where the server runs, {where_to_gate(wrapped)}",
+                       ELSEWHERE_SOURCES)  # fmt: skip
     if wrapped.kind == "elsewhere" and target_facts:
         return Problem(name, "note", None, f"`{name}` stands before the launch: {wrapped.why}; the launch after it was "
                        "judged on the facts given (--facts), which must be those of the machine or container it runs "
@@ -1470,7 +1480,8 @@ def derive(
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
-    problems[:0] = [wrapped_problem(w, target_facts) for w in trace.get("wrapped", [])[:1]]
+    behind = [wrapped_problem(w, target_facts, cleared) for w, cleared in trace.get("wrapped", [])]
+    problems[:0] = [next((p for p in behind if p.status != "note"), behind[0])] if behind else []
     bad = None if stops else _exec_assignment(argv)
     if bad is not None:
         problems.insert(0, _assignment_problem(*bad))
@@ -1512,7 +1523,8 @@ def derive(
 
         # (igap54: a launch not found behind ssh / docker / torchrun, `ssh host "python -m sglang..."`, `torchrun -m
         # sglang.launch_server`: the first such word of the command, its words not read as the server's)
-        found_at = next((w for w in (wrapper_at(argv, i, cmd_env) for i in range(len(argv))) if w is not None), None)
+        before = next((i for i, w in enumerate(argv) if i and _PYTHON.match(os.path.basename(w))), len(argv))
+        found_at = next((w for w in (wrapper_at(argv, i, cmd_env) for i in range(before)) if w is not None), None)
         if found_at is not None:  # (its launch's flags not read: unknown, even with the target's facts)
             d.problems.insert(0, wrapped_problem(found_at))
     from stackcheck.facts.sgl_prefix import sglang_environ

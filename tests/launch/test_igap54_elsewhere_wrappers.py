@@ -68,10 +68,32 @@ def test_a_launch_run_elsewhere_is_unknown(prefix: list[str], mapping: Any) -> N
 
 
 @pytest.mark.parametrize("prefix", ELSEWHERE[:6])
-def test_with_the_targets_facts_the_launch_behind_it_is_judged_with_a_note(prefix: list[str], mapping: Any) -> None:
-    problems = _problems([*prefix, *LAUNCH], mapping, target_facts=True)
-    assert [p.status for p in problems if p.subject == prefix[0].rsplit("/", 1)[-1]] == ["note"], problems
+def test_with_the_targets_facts_and_its_environment_the_launch_is_judged_with_a_note(
+    prefix: list[str], mapping: Any
+) -> None:
+    # the server starts there with that box's environment: judged only where it is given in full (`env -i ...`)
+    name = prefix[0].rsplit("/", 1)[-1]
+    given = ["env", "-i", "PATH=/usr/bin:/bin"]
+    problems = _problems([*prefix, *given, *LAUNCH], mapping, target_facts=True)
+    assert [p.status for p in problems if p.subject == name] == ["note"], problems
     assert not [p for p in problems if p.status != "note"], problems
+    problems = _problems([*prefix, *LAUNCH], mapping, target_facts=True)
+    got = [p for p in problems if p.subject == name]
+    assert [p.status for p in got] == ["unknown"] and "environment" in got[0].message, problems
+    assert _of(_problems([*prefix, *given, *LAUNCH], mapping), name) == [(name, "unknown")]
+
+
+@pytest.mark.parametrize(
+    "words", [["A=1", *LAUNCH], [*LAUNCH, "--served-model-name", "a b"], [*LAUNCH[:-2], "--model-path", "~/m"]]
+)
+def test_words_the_remote_shell_reads_again_are_unknown_even_with_facts(words: list[str], mapping: Any) -> None:
+    # ssh joins its words and the remote user's shell reads them again: an assignment is that shell's, a blank splits
+    got = _problems(["ssh", "gpu1", "env", "-i", "PATH=/usr/bin", *words], mapping, target_facts=True)
+    if words[0] == "A=1":
+        got = _problems(["ssh", "gpu1", *words], mapping, target_facts=True)
+    assert _of(got, "ssh") == [("ssh", "unknown")] and "reads them again" in next(
+        p.message for p in got if p.subject == "ssh"
+    ), got
 
 
 OPAQUE = [
@@ -154,8 +176,8 @@ def test_time_without_an_assignment_is_fine_in_dash(mapping: Any) -> None:
 
 
 def test_the_gate_command_refuses_and_notes(tmp_path: Path) -> None:
-    """Through `stackcheck gate --facts ... --dry-run`: conda run is refused naming conda; ssh with the target's
-    facts is judged with the note."""
+    """Through `stackcheck gate --facts ... --dry-run`: conda run is refused naming conda, and ssh whose environment
+    there is not given."""
     base = ["gate", "--facts", str(H200), "--dry-run", "--format", "json", "--"]
     line = ["python", "-m", "sglang.launch_server", "--model-path", "/m", "--attention-backend", "fa3"]
     rc, doc = cli_json([*base, *line])
@@ -163,4 +185,4 @@ def test_the_gate_command_refuses_and_notes(tmp_path: Path) -> None:
     rc, doc = cli_json([*base, "conda", "run", "-n", "serve", *line])
     assert (rc, doc["decision"]) == (1, "refuse") and "conda" in json.dumps(doc)
     rc, doc = cli_json([*base, "ssh", "gpu1", *line])
-    assert (rc, doc["decision"]) == (0, "allow") and "must be those of the machine" in json.dumps(doc)
+    assert (rc, doc["decision"]) == (1, "refuse") and "that box's environment" in json.dumps(doc)
