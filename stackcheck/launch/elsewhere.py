@@ -76,15 +76,23 @@ ELSEWHERE: dict[str, tuple[str, str]] = {
 
 #: here, but run in a way the gate does not read
 OPAQUE: dict[str, str] = {
-    "uv": "uv run starts the command in the project's environment (its own interpreter and packages, synced first), "
-    "not the interpreter the facts describe",
-    "conda": "conda run starts the command in the named conda environment (its interpreter, packages and activation "
-    "variables), not the one the facts describe",
-    "mamba": "mamba run starts the command in the named environment, not the one the facts describe",
-    "micromamba": "micromamba run starts the command in the named environment, not the one the facts describe",
-    "pipenv": "pipenv run starts the command in the project's virtualenv, not the interpreter the facts describe",
-    "poetry": "poetry run starts the command in the project's virtualenv, not the interpreter the facts describe",
-    "pixi": "pixi run starts the command in the project's environment, not the one the facts describe",
+    # (a live gate audits the environment these name: assembly/target.py _uv_run / _conda_run; but what runs there is
+    # not what was probed, or not with the environment read, and a --facts gate's facts are of an environment not
+    # named)
+    "uv": "uv run syncs the project's environment from its lock file before it runs the command (unless --no-sync "
+    "/ --frozen), then runs it with that environment's variables: the packages and interpreter the server gets are "
+    "not the ones probed before the sync, or, with --facts, not known to be the facts' environment",
+    "conda": "conda run runs the named environment's activation scripts (etc/conda/activate.d, its env_vars), which "
+    "may set CUDA_HOME, LD_LIBRARY_PATH or PATH, before the command, and with --facts that environment is not known "
+    "to be the facts' one",
+    "mamba": "mamba run runs the named environment's activation scripts before the command (variables not read)",
+    "micromamba": "micromamba run runs the named environment's activation scripts before the command (variables not "
+    "read)",
+    "pipenv": "pipenv run starts the command in the project's virtualenv, with its .env file loaded, neither of "
+    "which the gate reads",
+    "poetry": "poetry run starts the command in the project's virtualenv, which the gate does not read",
+    "pixi": "pixi run installs and activates the project's environment before the command, which the gate does not "
+    "read",
     "torchrun": "torchrun runs its own interpreter with the script (`python -u SCRIPT`, `-m MODULE`, `--no-python` "
     "a program) as worker processes with RANK / WORLD_SIZE / MASTER_ADDR set, a copy per --nproc-per-node",
     "xargs": "xargs appends the words it reads from stdin to the command, so its arguments are not the ones written",
