@@ -141,8 +141,9 @@ def command_at(argv: Sequence[str], i: int) -> int | None:
     """Where the command of a program read here (perf record / stat with `--`, mpirun read as local) stands; None for
     any other word."""
     prog = os.path.basename(argv[i])
-    if prog == "perf" and i + 1 < len(argv) and argv[i + 1] in ("record", "stat") and "--" in argv[i + 2 :]:
-        return argv.index("--", i + 2) + 1
+    # (`--` looked for among the next 64 words: a chain of perfs is read in linear time; more options: not read)
+    if prog == "perf" and i + 1 < len(argv) and argv[i + 1] in ("record", "stat") and "--" in argv[i + 2 : i + 66]:
+        return argv.index("--", i + 2, i + 66) + 1
     if prog in _MPI:
         return _mpi(argv, i, {})[1]
     return None

@@ -186,3 +186,15 @@ def test_the_gate_command_refuses_and_notes(tmp_path: Path) -> None:
     assert (rc, doc["decision"]) == (1, "refuse") and "conda" in json.dumps(doc)
     rc, doc = cli_json([*base, "ssh", "gpu1", *line])
     assert (rc, doc["decision"]) == (1, "refuse") and "that box's environment" in json.dumps(doc)
+
+
+def test_long_chains_of_these_programs_are_read_in_linear_time(mapping: Any) -> None:
+    import time
+
+    chains = (["perf", "record"] * 10000 + ["--"], ["mpirun", "-np", "1"] * 7000, ["strace", "-f"] * 10000,
+              ["ssh", "h"] * 10000, ["nice", "perf", "record", "--"] * 5000)  # fmt: skip
+    for prefix in chains:
+        for tail in (LAUNCH, [" ".join(LAUNCH)]):
+            start = time.monotonic()
+            gate.derive([*prefix, *tail], mapping, {})
+            assert time.monotonic() - start < 15, prefix[:2]
