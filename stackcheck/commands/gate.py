@@ -700,7 +700,7 @@ def _decide_with(
         )
 
         def derive(own: set[str] | None = None, release: str | None = None) -> Any:
-            d = gate.derive(to_derive, mapping, server_env, require, own or (), release)
+            d = gate.derive(to_derive, mapping, server_env, require, own or (), release, bool(opts.facts_file))
             d.command = list(launch_command or [])  # exec'd as given: the config file is SGLang's to read again
             if config_path:
                 d.problems.append(

@@ -218,6 +218,10 @@ def find_launch(
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0, env) if argv else None
     copies = (_srun_copies(argv, 0, env) if argv else None) or _srun_nested(argv)
+    from stackcheck.launch.elsewhere import wrapper_at
+
+    wrapped = wrapper_at(argv, 0, env) if argv else None  # (igap54: ssh, docker exec, conda run, torchrun, ...)
+    shell_name = os.path.basename(argv[0]) if shell else None  # (the program whose -c string is read: `time` in it)
     for i in range(1, len(argv) if stop != 0 else 1):
         if i == stop:
             break  # (a flock that runs nothing, or refuses its words: what follows is no command run: runner_problems)
@@ -238,7 +242,9 @@ def find_launch(
             if runs and isinstance(stops, list) and runs[0] not in stops:
                 stops.append(runs[0])
             cleared = False
-            if policy is not None:  # (behind sudo: env starts from sudo's environment, known only where -i clears it)
+            # (behind sudo: env starts from sudo's environment, known only where -i clears it; behind ssh / docker
+            # exec likewise from the other box's, igap54)
+            if policy is not None or (wrapped is not None and wrapped.kind == "elsewhere"):
                 from stackcheck.assembly.env_prefix import read_env
 
                 read = read_env(argv[i + 1 :], {})
@@ -258,6 +264,7 @@ def find_launch(
                         _policy_seen(trace, policy)
                     _root_seen(trace, root)
                     _copies_seen(trace, copies)
+                    _wrapped_seen(trace, wrapped, cleared)
                     return nested
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
@@ -265,6 +272,7 @@ def find_launch(
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
                 _copies_seen(trace, copies)
+                _wrapped_seen(trace, wrapped)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         text = argv[at] if at is not None else _su_command(argv, i) if su else None
@@ -275,20 +283,26 @@ def find_launch(
             # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`) or after it (`bash -c -- STRING`, `sh
             # -c -e STRING`), the shell behind a launcher (`sudo bash -c`, `docker exec c bash -c`); su's and
             # runuser's other spellings of -c (`--command=STRING`, `-cSTRING`: _su_command)
-            inner = _shell_launch(text, mapping, env, trace)
+            # (su / runuser hand -c to the target user's shell, flock to $SHELL: not known here)
+            inner = _shell_launch(text, mapping, env, trace, shell_name if at is not None and shell_name in _SHELLS
+                                  else None)  # fmt: skip
             if inner is not None:
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
                 _copies_seen(trace, copies)
+                _wrapped_seen(trace, wrapped)
                 return inner
             break
         shell = shell or prog in _C_RUNNERS
+        if prog in _C_RUNNERS and shell_name is None:
+            shell_name = prog
         su = su or prog in _SU
         # (each srun reads only its own options, runners.srun_options since igap53: a nested srun's --export is its
         # own, and 2,000 sruns read 2,000 short option lists, linear)
         policy = policy or _env_policy(argv, i, env)
         root = root or _root_change(argv, i, env)
         copies = copies or _srun_copies(argv, i, env)
+        wrapped = wrapped or wrapper_at(argv, i, env)
     return None, list(argv[1:]), dict(env)
 
 
@@ -621,6 +635,58 @@ def root_change_problem(program: str) -> Problem:
                    "interpreter, packages, libraries and model files the server finds there are not the ones the "
                    "facts describe (fail closed); gate the command where it runs (inside the root or container: "
                    "`stackcheck gate --root DIR` or `--image`)", ROOT_CHANGE_SOURCES)  # fmt: skip
+
+
+def _wrapped_seen(trace: dict[str, Any] | None, wrapped: Any, cleared: bool = False) -> None:
+    """Note in `trace` that the launch runs behind `wrapped` (elsewhere.Wrapped: another machine or container, or a
+    program that runs it its own way); `cleared`: an `env -i` after it gives the launch's whole environment."""
+    if trace is not None and wrapped is not None:
+        trace.setdefault("wrapped", []).append((wrapped, cleared))
+
+
+#: the manuals of the programs launch/elsewhere.py reads (its docstring names each)
+ELSEWHERE_SOURCES = [
+    {"title": "ssh(1): the command is executed on the remote host", "url": "https://man.openbsd.org/ssh.1"},
+    {"title": "docker container exec: run a command in a running container",
+     "url": "https://docs.docker.com/reference/cli/docker/container/exec/"},
+    {"title": "nsenter(1) (util-linux): run a program in the namespaces of other processes",
+     "url": "https://man7.org/linux/man-pages/man1/nsenter.1.html"},
+    {"title": "Open MPI mpirun(1): -np, -H / --host, --hostfile, -x",
+     "url": "https://docs.open-mpi.org/en/v5.0.x/man-openmpi/man1/mpirun.1.html"},
+    {"title": "torchrun (torch/distributed/run.py): the script run by the worker processes with sys.executable",
+     "url": "https://docs.pytorch.org/docs/stable/elastic/run.html"},
+    {"title": "conda run / uv run: run a command in an environment",
+     "url": "https://docs.astral.sh/uv/reference/cli/#uv-run"},
+]  # fmt: skip
+
+
+def wrapped_problem(wrapped: Any, target_facts: bool = False, cleared: bool = False) -> Problem:
+    """The refusal of a launch behind `wrapped` (elsewhere.Wrapped). One that runs elsewhere is unknown on this box's
+    facts; with `target_facts` (gate --facts: the facts of the box the server runs on, by the user's word) and its
+    whole environment given after it (`cleared`: `ssh HOST env -i NAME=VALUE ... python ...`; else it starts with that
+    box's environment, not the gate's) the launch is judged on them and this is a note naming the program. One run
+    its own way is unknown either way."""
+    from stackcheck.launch.elsewhere import where_to_gate
+
+    name = wrapped.program
+    if wrapped.kind == "elsewhere" and target_facts and not cleared:
+        return Problem(name, "unknown", None, f"`{name}` stands before the launch: {wrapped.why}, where the server "
+                       "starts with that box's environment, not the one the gate reads (fail closed); give it in full "
+                       f"after {name} (`{name} ... env -i NAME=VALUE ... python -m sglang.launch_server ...`) or run "
+                       f"`stackcheck gate` where the server runs, {where_to_gate(wrapped)}",
+                       ELSEWHERE_SOURCES)  # fmt: skip
+    if wrapped.kind == "elsewhere" and target_facts:
+        return Problem(name, "note", None, f"`{name}` stands before the launch: {wrapped.why}; the launch after it was "
+                       "judged on the facts given (--facts), which must be those of the machine or container it runs "
+                       "in", ELSEWHERE_SOURCES)  # fmt: skip
+    if wrapped.kind == "elsewhere":
+        return Problem(name, "unknown", None, f"`{name}` stands before the launch: {wrapped.why}, so the facts of this "
+                       "box do not decide it (fail closed); run `stackcheck gate` where the server runs, "
+                       f"{where_to_gate(wrapped)}, or give that box's facts with --facts",
+                       ELSEWHERE_SOURCES)  # fmt: skip
+    return Problem(name, "unknown", None, f"`{name}` stands before the launch: {wrapped.why}, so what runs is not the "
+                   "command the gate read (fail closed); gate the command as it runs there (`stackcheck gate` inside "
+                   "that environment, or the server's own command line)", ELSEWHERE_SOURCES)  # fmt: skip
 
 
 def _policy_seen(trace: dict[str, Any] | None, policy: str | None) -> None:
@@ -1032,12 +1098,18 @@ def chdir_problems(
 
 
 def _shell_launch(
-    text: str, mapping: Mapping[str, Any], env: Mapping[str, str], trace: dict[str, Any] | None = None
+    text: str,
+    mapping: Mapping[str, Any],
+    env: Mapping[str, str],
+    trace: dict[str, Any] | None = None,
+    shell: str | None = None,
 ) -> tuple[str | None, list[str], dict[str, str]] | None:
     """The first simple command of a shell's command string that is an SGLang launch (find_launch), with the
     environment it sees: the shell's exports before it (`export A=1`, `declare -x A=1`, `unset A`, an assignment to
     a variable already exported) and its own `A=1` prefix and `env` prefix. None where none is a launch. `trace`:
-    its "cwd" follows the `cd`s before the launch (the string's own; launch_cwd)."""
+    its "cwd" follows the `cd`s before the launch (the string's own; launch_cwd). `shell`: the program whose -c
+    string it is (sh, bash, dash, ...), None where it is not known (su's target user's shell, flock's $SHELL): where
+    `time` stands before an assignment (time_problem)."""
     commands = shell_commands(text)
     if not commands:
         return None
@@ -1048,7 +1120,13 @@ def _shell_launch(
         cmd_env = dict(exported)
         k = 0
         after_exec = False  # (irobust6: `exec A=1 python ...`: after exec an assignment is its command, exit 127)
+        timed: str | None = None  # (igap54: the assignment word after `time`, which dash runs as a program)
         while k < len(words) and (words[k] in _SHELL_PREFIX or (_ASSIGNMENT.match(words[k]) and not after_exec)):
+            if words[k] == "time":  # (bash's `time -p`; `--` ends its options in bash 5)
+                while k + 1 < len(words) and words[k + 1] in ("-p", "--"):
+                    k += 1
+                if k + 1 < len(words) and _ASSIGNMENT.match(words[k + 1]) and timed is None:
+                    timed = words[k + 1]
             if words[k] == "exec":  # `exec -a NAME`, `exec -cl`: exec's own options
                 after_exec = True
                 while k + 1 < len(words) and words[k + 1].startswith("-") and words[k + 1] != "--":
@@ -1106,12 +1184,48 @@ def _shell_launch(
                 trace.setdefault("runner_problems", []).extend(
                     ([_assignment_problem(*bad)] if bad is not None else []) + runner_problems(argv, mapping)
                 )
+                late = time_problem(timed, shell) if timed is not None else None
+                if late is not None:
+                    trace["runner_problems"].append(late)
             return found
         if trace is not None:
             trace["cwd"] = before  # (env -C moves the command it runs, not the shell)
     if trace is not None:
         trace["cwd"] = start  # no launch in this string: its cds are not the launch's
     return None
+
+
+#: shells whose `time` is a reserved word that times a pipeline, assignments and all (bash manual 3.2.3 Pipelines;
+#: zsh and ksh93 alike); dash has no `time` word: it runs the program time, which execvp's the word after it
+#: (`dash -c 'time A=1 true'`: "time: cannot run A=1: No such file or directory", exit 127, dash 0.5.12 and GNU time
+#: 1.9 run here; `bash -c 'time A=1 true'`: exit 0)
+_TIME_KEYWORD = frozenset({"bash", "zsh", "ksh", "ksh93", "mksh"})
+TIME_SOURCE = {
+    "title": "bash manual 3.2.3 Pipelines (`time` a reserved word); dash(1) (no `time` reserved word or builtin: the "
+    "program time(1) is run, which execs its command); run here: `dash -c 'time A=1 true'` exit 127, `bash -c 'time "
+    "A=1 true'` exit 0",
+    "url": "https://www.gnu.org/software/bash/manual/bash.html#Pipelines",
+}
+
+
+def time_problem(word: str, shell: str | None) -> Problem | None:
+    """The refusal of `time NAME=VALUE python ...` in a shell's command string (igap54): bash, zsh and ksh read
+    `time` as a reserved word and NAME=VALUE as an assignment (None: no problem); dash runs the program time, which
+    execs NAME=VALUE and fails (blocked: the server never starts); sh (dash on Debian and Ubuntu, bash elsewhere) or
+    a shell not known (su's, flock's $SHELL): unknown."""
+    if shell in _TIME_KEYWORD:
+        return None
+    name = word.split("=", 1)[0]
+    if shell == "dash":
+        return Problem(f"{name}=", "blocked", "crash", f"`time {name}=...` in dash's command string: dash has no "
+                       f"`time` keyword, so it runs the program time, which execs {name}=... as a program ('cannot "
+                       f"run', exit 127) and the server never starts; write `time env {name}=... python ...` or run "
+                       "it with bash -c", [TIME_SOURCE, ASSIGNMENT_SOURCE])  # fmt: skip
+    which = f"`{shell}`" if shell else "the shell that runs the string (not known here)"
+    return Problem(f"{name}=", "unknown", None, f"`time {name}=...` in a command string run by {which}: where that is "
+                   f"dash (/bin/sh on Debian and Ubuntu) `time` is a program that execs {name}=... and fails (exit "
+                   f"127), where it is bash an assignment; which one is not known (fail closed); write `time env "
+                   f"{name}=... python ...`", [TIME_SOURCE, ASSIGNMENT_SOURCE])  # fmt: skip
 
 
 def mentions_sglang(argv: Sequence[str], mapping: Mapping[str, Any]) -> bool:
@@ -1602,6 +1716,13 @@ def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Pro
                 out.append(flocked)
                 if flocked.status == "blocked":
                     break  # (nothing after it runs)
+        if prog in ("perf", "mpirun", "mpiexec", "orterun", "prterun"):  # (igap54: read in launch/elsewhere.py)
+            from stackcheck.launch.elsewhere import command_at
+
+            runs = command_at(argv, j)
+            if runs is not None and runs < len(argv) and _ASSIGNMENT.match(argv[runs]):
+                out.append(_assignment_problem(argv[runs], argv[j]))
+            continue
         if prog not in RUNNERS or seen_assignment:
             continue
         reading = read_runner(argv, j)
@@ -1633,11 +1754,14 @@ def derive(
     require: Sequence[str] = (),
     own: Collection[str] = (),
     release: str | None = None,
+    target_facts: bool = False,
 ) -> Derived:
     """The features a command needs and its launch facts, from launch.json. Pure. `own`: names the installed
     release declares as flags of their own (own_spellings), read as unlisted flags rather than abbreviations.
     `release`: the installed SGLang release, for the conditions on it (None: not known yet, so no condition on the
-    release holds inside a range; `reads_release` says whether one was read, to derive again once it is known)."""
+    release holds inside a range; `reads_release` says whether one was read, to derive again once it is known).
+    `target_facts`: the facts judged are given (gate --facts), by the user's word those of the box the server runs
+    on: a launch behind ssh / docker exec / ... is then judged on them (wrapped_problem), else it is unknown."""
     stops: list[tuple[str, bool]] = []  # where an `env` prefix's reading stopped (its own, or a shell string's)
     argv, cmd_env = split_env_prefix(command, env, stops=stops)
     if not argv:
@@ -1649,6 +1773,8 @@ def derive(
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
     problems[:0] = [srun_copies_problem(why) for why in trace.get("srun_copies", [])[:1]]
+    behind = [wrapped_problem(w, target_facts, cleared) for w, cleared in trace.get("wrapped", [])]
+    problems[:0] = [next((p for p in behind if p.status != "note"), behind[0])] if behind else []
     bad = None if stops else _exec_assignment(argv)
     if bad is not None:
         problems.insert(0, _assignment_problem(*bad))
@@ -1686,6 +1812,14 @@ def derive(
         return d
     if entry is None:
         d.entrypoint = "wrapper"
+        from stackcheck.launch.elsewhere import wrapper_at
+
+        # (igap54: a launch not found behind ssh / docker / torchrun, `ssh host "python -m sglang..."`, `torchrun -m
+        # sglang.launch_server`: the first such word of the command, its words not read as the server's)
+        before = next((i for i, w in enumerate(argv) if i and _PYTHON.match(os.path.basename(w))), len(argv))
+        found_at = next((w for w in (wrapper_at(argv, i, cmd_env) for i in range(before)) if w is not None), None)
+        if found_at is not None:  # (its launch's flags not read: unknown, even with the target's facts)
+            d.problems.insert(0, wrapped_problem(found_at))
     from stackcheck.facts.sgl_prefix import sglang_environ
 
     # (SGLang 0.5.3+ copies each SGL_X over SGLANG_X at import: launch.json's variables as the release reads them)

@@ -79,6 +79,19 @@ RUNNERS: dict[str, Runner] = {
     "flock": Runner("wE", "sxeunoFhV", _f("timeout", "wait", "conflict-exit-code", "start", "length"),
                     _f("shared", "exclusive", "unlock", "nonblocking", "nb", "close", "no-fork", "verbose", "fcntl",
                        "help", "version"), 1),
+    # (igap54) strace 6.1: getopt "+a:Ab:cCdDe:E:fFhiI:kno:O:p:P:qrs:S:tTu:U:vVwxX:yYzZ" (read from the binary on
+    # this box); long options from `strace --help` (those with a required value; one not listed may take the next
+    # word); -p / --attach traces a running process, no command. -E / -u are read in launch/elsewhere.py (opaque).
+    "strace": Runner(
+        "abeEIoOpPsSuUX", "AcCdDfFhiknqrtTvVwxyzZ",
+        _f("abbrev", "attach", "columns", "const-print-style", "env", "fault", "inject", "interruptible", "output",
+           "raw", "read", "signal", "status", "string-limit", "summary-columns", "summary-sort-by",
+           "summary-syscall-overhead", "trace", "trace-path", "user", "verbose", "write"),
+        _f("debug", "failed-only", "follow-forks", "help", "instruction-pointer", "no-abbrev", "output-append-mode",
+           "output-separately", "seccomp-bpf", "stack-traces", "successful-only", "summary", "summary-only",
+           "summary-wall-clock", "syscall-number", "version"),
+        0, "p", _f("attach"), every_long_known=False,
+    ),
     "srun": Runner(
         "ABcCdDeGiJLmMnNopqStTwWx", "EhHjklOQsuvVXZ",
         _f("account", "nodes", "ntasks", "cpus-per-task", "gres", "gpus", "gpus-per-node", "gpus-per-task",

@@ -67,10 +67,12 @@ def test_an_env_behind_a_launcher_that_gives_the_host_is_allowed(tmp_path: Path,
 def test_a_word_env_that_env_would_reject_is_passed_over_as_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`conda run -n env --no-capture-output python ...`: "env" is conda's environment's name there; GNU env would
-    reject the option after it, so the word is not read as env (the launch is judged as before)."""
+    """`srun --job-name env --quiet python ...`: "env" is srun's job name there; GNU env would reject the option
+    after it, so the word is not read as env (the launch is judged as before). (Was `conda run -n env
+    --no-capture-output`: since igap54 conda run is refused as unknown, its environment not the facts' one.)"""
     monkeypatch.setenv("LMCACHE_MP_HOST", "10.0.0.5")
-    assert _decision(tmp_path, ("conda", "run", "-n", "env", "--no-capture-output")) == "allow"
+    assert _decision(tmp_path, ("srun", "--job-name", "env", "--quiet")) == "allow"
+    assert _decision(tmp_path, ("conda", "run", "-n", "env", "--no-capture-output")) == "refuse"
 
 
 def test_the_launch_cwd_follows_a_nested_env_chdir() -> None:
