@@ -2,8 +2,10 @@
 is installed, whatever torch's CUDA is, and nixl-cu13 0.7.1's bundled UCX CUDA module
 (nixl_cu13.libs/ucx/libucm_cuda.so) and its UCX_MO / GDS / LIBFABRIC plugins NEED libcudart.so.13 (readelf -d).
 Beside a torch of CUDA 12 that soname is loaded only where the loader finds it; without it UCX runs without CUDA,
-which aborted the process for the other major on the lent H100 (not run in this direction: unknown, never fail). On
-the parent every unknown box here passed the gate's transfer-package check ("nixl is installed")."""
+which aborted the process for the other major on the lent H100 (ifc52: not run in this direction, unknown). On
+the parent every unknown box here passed the gate's transfer-package check ("nixl is installed"). The sixteenth
+session ran this direction on the lent H100 (bench/nixl_cu13_on_cuda12.py: the same abort, at create_backend): a
+read release (0.7.1) without the library found now fails."""
 
 from __future__ import annotations
 
@@ -54,10 +56,20 @@ CU13_FIRST = {"nixl": _pkg("0.7.1"), "nixl-cu13": _pkg("0.7.1")}
 
 
 @pytest.mark.parametrize(
+    "packages",
+    [CU13_FIRST, {**CU13_FIRST, "nixl-cu12": _pkg("0.7.1")}],  # (read: nixl-cu13 0.7.1 NEEDs it; cu13 taken first)
+)
+def test_nixl_cu13_071_beside_a_cuda12_torch_without_cudart13_fails(tmp_path: Path, packages: dict[str, Any]) -> None:
+    # fails on the parent (unknown, "this direction was not run"): run on the lent H100, the UCX abort
+    check = _check(tmp_path, packages, {**FOUND, CUDART13: None})
+    assert check["status"] == "fail", check
+    assert check["decision"] == "refuse"
+    assert CUDART13 in check["message"] and "SIGABRT" in check["message"], check["message"]
+
+
+@pytest.mark.parametrize(
     ("packages", "libs", "words"),
     [
-        (CU13_FIRST, {**FOUND, CUDART13: None}, "was not run"),  # read: nixl-cu13 0.7.1 NEEDs it
-        ({**CU13_FIRST, "nixl-cu12": _pkg("0.7.1")}, {**FOUND, CUDART13: None}, "was not run"),  # cu13 taken first
         (CU13_FIRST, FOUND, "was not probed"),  # libcudart.so.13 not looked for
         ({"nixl": _pkg("1.0.1"), "nixl-cu13": _pkg("1.0.1")}, {**FOUND, CUDART13: None}, "1.0.1"),  # release not read
     ],
