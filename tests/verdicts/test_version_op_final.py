@@ -14,7 +14,7 @@ import pytest
 from stackcheck.facts.versions import post_between, straddled_final, version_in
 from stackcheck.knowledge.loader import load
 from stackcheck.verdicts import engine
-from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.context import Context, Missing
 
 #: texts the shortcut takes (digits and dots before `+`): final releases, and texts public() does not read ("0..5")
 FINALS = [
@@ -78,7 +78,7 @@ def _reference(lhs: str, rhs: str) -> Any:
 def _now(lhs: str, rhs: str) -> Any:
     try:
         return engine._compare("version", lhs, rhs)
-    except engine.Missing:
+    except Missing:
         return "missing"
 
 
