@@ -82,6 +82,16 @@ def _ref(ctx: Context, ref: Any, gpu: GpuModel | None) -> tuple[Any, TableValue 
     return ref, None
 
 
+def _final_release_text(text: str) -> bool:
+    """Whether the text before its first `+` is ASCII digits and dots alone (0.5.9, 2.9.1+cu128, 12): public() of such
+    a text is None or a final release (no pre, post or dev part), so straddled_final and post_between both give None
+    for it (the first reads a pre-release or dev build, the second a post release) and the version operator need
+    not ask them (iperf36: the planner compares every candidate's release against every rule's range, each pair once
+    on a first run; tests/verdicts/test_version_op_final.py holds the two readings equal)."""
+    digits = text.partition("+")[0].replace(".", "")
+    return digits.isascii() and digits.isdigit()
+
+
 def _compare(op: str, lhs: Any, rhs: Any) -> bool:
     if op == "==":
         return bool(lhs == rhs)
@@ -109,6 +119,8 @@ def _compare(op: str, lhs: Any, rhs: Any) -> bool:
         result = version_in(str(lhs), str(rhs))
         if result is None:
             raise Missing(str(lhs), f"cannot read version {lhs!r} against {rhs!r}")
+        if _final_release_text(str(lhs)):  # (neither check below can apply to a final release)
+            return result
         final = straddled_final(str(lhs), str(rhs))
         if final is not None:
             # PEP 440 puts a pre-release of V on neither side of a bound at V (`<V` and `>=V` both exclude it), so a
@@ -192,7 +204,9 @@ def predicate_holds(pred: Any, ctx: Context, gpu: GpuModel | None) -> bool | Non
         return _evaluate_predicate(pred, ctx, gpu).value
     try:
         lhs = ctx.source_table(str(pred["gate"])).value if "gate" in pred else ctx.lookup(str(pred.get("fact")), gpu)
-        rhs = _ref(ctx, pred.get("value"), gpu)[0]
+        rhs = pred.get("value")
+        if isinstance(rhs, dict):  # (a literal is its own value: _ref's answer, without the call)
+            rhs = _ref(ctx, rhs, gpu)[0]
         return _compare(op, lhs, rhs)
     except Missing:
         return None
@@ -250,7 +264,10 @@ def _evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcom
             lhs, lhs_gate = g.value, g
         else:
             lhs, lhs_gate = ctx.lookup(str(pred.get("fact")), gpu), None
-        rhs, rhs_gate = _ref(ctx, pred.get("value"), gpu)
+        rhs = pred.get("value")
+        rhs_gate = None
+        if isinstance(rhs, dict):  # (a literal is its own value: _ref's answer, without the call)
+            rhs, rhs_gate = _ref(ctx, rhs, gpu)
         gate = lhs_gate or rhs_gate
         patched = gate.detail if gate is not None and gate.origin == "patched" else None
         if op == "same_release":
