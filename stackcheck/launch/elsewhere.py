@@ -14,9 +14,10 @@ python ...`, `torchrun -m sglang.launch_server ...` were allowed. Now each is on
 - opaque: the command runs here but in a way the gate does not read (another interpreter or environment: uv / conda /
   pipenv / poetry run; its words re-read or extended: xargs, watch, script -c, gdb --args; several copies or its own
   interpreter: torchrun, mpirun without -np 1; a profiler or emulator that changes how it runs: nsys, ncu, valgrind,
-  ltrace; strace -E / -u; perf without `--`): unknown, with or without --facts.
+  ltrace; strace -E / -u; perf, whose events the kernel may refuse before it runs the command (ifc58); mpirun
+  without --allow-run-as-root, which Open MPI refuses to run as root (ifc58)): unknown, with or without --facts.
 - read: the program execvp's its command unchanged on this box (strace without -E / -u, whose options are read in
-  runners.RUNNERS; perf record / stat with `--`; mpirun -np 1 with its options all read and no host given): judged
+  runners.RUNNERS; mpirun -np 1 --allow-run-as-root with its options all read and no host given): judged
   as before, an assignment word where the program runs its command refused (blocked).
 
 Sources, read (manuals and option tables; no code or prose of theirs is here): ssh(1) SYNOPSIS (`ssh [options]
@@ -194,6 +195,30 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
     return None, j if j < len(argv) else None
 
 
+#: ifc58: Open MPI's mpirun exits 1 before starting anything when run as root (euid 0) unless --allow-run-as-root is
+#: given or OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 are both set (open-mpi/ompi
+#: orte/tools/orterun/orterun.c and orte_submit.c, https://github.com/open-mpi/ompi/pull/6911; Open MPI 5's mpirun
+#: documents the same option); the user the launch runs as is not in the facts
+_MPI_ROOT = ("{prog} (Open MPI) refuses to start anything when run as root unless --allow-run-as-root is given or "
+             "OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 are set, and the user this launch runs as "
+             "is not in the facts")  # fmt: skip
+#: ifc58: perf record / stat open their events (perf_event_open) before the command runs and exit without running it
+#: where that fails: kernel.perf_event_paranoid above 2 (Ubuntu's kernels default to 4: no perf events without
+#: CAP_PERFMON / CAP_SYS_ADMIN, https://askubuntu.com/questions/1400874), or a container's seccomp profile (Docker's
+#: default allows perf_event_open only with CAP_SYS_ADMIN / CAP_PERFMON); neither the sysctl, the user nor the
+#: seccomp profile is in the facts
+_PERF_OPEN = ("perf opens its events before it runs the command and exits without running it where the kernel "
+              "refuses them (kernel.perf_event_paranoid above 2 for a user without CAP_PERFMON, 4 by default on "
+              "Ubuntu's kernels, or a container's seccomp profile), which the facts do not record")  # fmt: skip
+
+
+def _mpi_root_allowed(options: Sequence[str], env: Mapping[str, str]) -> bool:
+    """Whether mpirun's words before its command (`options`) or the environment let Open MPI's mpirun run as root."""
+    if any(w in ("--allow-run-as-root", "-allow-run-as-root") for w in options):
+        return True
+    return env.get("OMPI_ALLOW_RUN_AS_ROOT") == "1" and env.get("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM") == "1"
+
+
 def _strace(argv: Sequence[str], i: int) -> Wrapped | None:
     """strace with -E / --env (the command's environment) or -u / --user (its user) before its command: opaque."""
     from stackcheck.launch.runners import read_runner
@@ -234,11 +259,14 @@ def wrapper_at(argv: Sequence[str], i: int, env: Mapping[str, str]) -> Wrapped |
     if prog in ELSEWHERE:
         return Wrapped(prog, "elsewhere", ELSEWHERE[prog][0])
     if prog in _MPI:
-        return _mpi(argv, i, env)[0]
+        wrapped, at = _mpi(argv, i, env)
+        if wrapped is None and not _mpi_root_allowed(argv[i + 1 : at], env):
+            return Wrapped(prog, "opaque", _MPI_ROOT.format(prog=prog))
+        return wrapped
     if prog == "strace":
         return _strace(argv, i)
     if prog == "perf":
-        return None if command_at(argv, i) is not None else Wrapped(prog, "opaque", OPAQUE["perf"])
+        return Wrapped(prog, "opaque", _PERF_OPEN if command_at(argv, i) is not None else OPAQUE["perf"])
     if prog in OPAQUE:
         return Wrapped(prog, "opaque", OPAQUE[prog])
     return None

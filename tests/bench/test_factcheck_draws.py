@@ -75,6 +75,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "57": ("efa6058079c60ff13d2f183b2e551f6853828ee1", None),  # drawn in the tree of efa60580 (the draw commit's
     # parent) with the script as committed (population u 1,120: the fifty-first's 1,137 ok rows less the 17 it drew
     # that are still ok, a uniform draw; 16 s)
+    "58": ("9078004296c90dc5e84fcc6ffa69aa5b7969eb99", None),  # drawn in the tree of 90780042 (the draw commit's
+    # parent) with the script as committed (populations w 28, f 32, s 78, h 102, z 36, m 48, n 44; about 80 s)
 }
 DEFAULT = ("27",)
 
