@@ -2004,6 +2004,19 @@ def _rope_theta_top_kept(
     if top is not None:
         if not _is_number(top):
             return _Judged(None, f"{architecture}: rope_theta {top!r}", missing="the model's rotary base, no number")
+        # (irev74: a base config.json also states inside rope_parameters / rope_scaling, flat or per layer type, other
+        # than the top-level one the file serves: transformers 5.19.0's ZayaConfig keeps that dict, its own modeling
+        # reads the per-layer bases from it, so which one the checkpoint was trained with is not read: unknown, not
+        # allowed)
+        other = next(
+            (f"{where} {_theta_text(value) if _is_number(value) else repr(value)}"
+             for where, value in _rope_dict_bases(keys) if value != top),
+            None,
+        )  # fmt: skip
+        if other is not None:
+            return _Judged(None, f"{architecture}: rope_theta {_theta_text(top)} at the top of config.json, {other}",
+                           missing="which rotary base the checkpoint was trained with: the file serves the top-level "
+                           "one to every layer, the rope dict states another")  # fmt: skip
         return _Judged(
             False, f"{architecture}: rope_theta {_theta_text(top)} at the top of config.json (kept by the config class)"
         )
@@ -2035,6 +2048,24 @@ def _rope_theta_top_kept(
     if wrong:
         return _Judged(True, f"{architecture}: no top-level rope_theta in config.json; " + "; ".join(wrong))
     return _Judged(False, f"{architecture}: the bases in config.json are the ones the file serves")
+
+
+def _rope_dict_bases(keys: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Every rope_theta config.json states inside rope_parameters / rope_scaling, flat or one level down (per layer
+    type), with where it stands."""
+    out: list[tuple[str, Any]] = []
+    for nested in ("rope_parameters", "rope_scaling"):
+        sub = keys.get(nested)
+        if not isinstance(sub, Mapping):
+            continue
+        if "rope_theta" in sub:
+            out.append((f"{nested}.rope_theta", sub.get("rope_theta")))
+        out.extend(
+            (f"{nested}.{layer}.rope_theta", value.get("rope_theta"))
+            for layer, value in sub.items()
+            if isinstance(value, Mapping) and "rope_theta" in value
+        )
+    return out
 
 
 def _whole(raw: str) -> int | None:
