@@ -211,6 +211,7 @@ def find_launch(
     launch (launch_cwd)."""
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
+        _level(trace, argv)
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     su = os.path.basename(argv[0]) in _SU if argv else False
@@ -265,6 +266,7 @@ def find_launch(
                     _root_seen(trace, root)
                     _copies_seen(trace, copies)
                     _wrapped_seen(trace, wrapped, cleared)
+                    _level(trace, argv[:i])
                     return nested
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
@@ -273,6 +275,7 @@ def find_launch(
                 _root_seen(trace, root)
                 _copies_seen(trace, copies)
                 _wrapped_seen(trace, wrapped)
+                _level(trace, argv)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         text = argv[at] if at is not None else _su_command(argv, i) if su else None
@@ -291,6 +294,7 @@ def find_launch(
                 _root_seen(trace, root)
                 _copies_seen(trace, copies)
                 _wrapped_seen(trace, wrapped)
+                _level(trace, argv[:i])
                 return inner
             break
         shell = shell or prog in _C_RUNNERS
@@ -596,11 +600,49 @@ def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
     return out
 
 
+def _devices_on_node(options: Mapping[str, Any]) -> int:
+    """How many CUDA devices the launch's ranks on this node need to see: the highest ordinal they take plus one
+    (preflight/gpus.py gpu_ordinals, as SGLang lays them out: --dp-size groups without --enable-dp-attention each take
+    tp x pp GPUs, 0.5.23 managers/data_parallel_controller.py:445-449 base_gpu_id += tp_size * pp_size *
+    gpu_id_step; --base-gpu-id and --gpu-id-step move them), the rank count alone past MAX_NODE_RANKS. irev74:
+    srun's GPU count was compared with tp x pp alone, so `srun --gpus-per-task=2 ... --tp 2 --dp-size 2` (4 GPUs)
+    was allowed."""
+    from stackcheck.launch.preflight.gpus import MAX_NODE_RANKS, Layout, gpu_ordinals, ranks_on_node
+
+    layout = Layout.from_options(options)
+    if min(layout.tp, layout.pp, layout.dp, layout.nnodes, layout.gpu_id_step) < 1 or layout.base_gpu_id < 0:
+        return 0  # (SGLang's own checks refuse these; the tp x pp reading stands)
+    ranks = ranks_on_node(layout)
+    if ranks > MAX_NODE_RANKS:
+        return ranks
+    return max(gpu_ordinals(layout), default=-1) + 1
+
+
 def srun_gpus_problem(given: str, needed: int) -> Problem:
     return Problem("srun", "unknown", None, f"`srun {given}` stands before the launch: each task sees the GPUs srun "
                    f"gives it (CUDA_VISIBLE_DEVICES), fewer than the {needed} the launch asks for (--tp x --pp on "
-                   "one node), or a count not read; the server finds too few devices (fail closed); give srun at "
-                   "least as many GPUs a task", SRUN_GPUS_SOURCE)  # fmt: skip
+                   "one node, x --dp-size without DP attention, past --base-gpu-id), or a count not read; the "
+                   "server finds too few devices (fail closed); give srun at least as many GPUs a task",
+                   SRUN_GPUS_SOURCE)  # fmt: skip
+
+
+def _level(trace: dict[str, Any] | None, words: Sequence[str]) -> None:
+    """Note in `trace` ("levels", outermost first: find_launch returns from the innermost command out) the words of
+    a command on the way to the launch that stand before it: an outer command's words before the `env`, shell string
+    or flock string it runs the launch through, the innermost command whole. irev74: srun's GPU options and an srun
+    nested in another were read in the outermost command's words alone, so `srun -N1 bash -c "srun python -m
+    sglang.launch_server ..."` and `bash -c "srun --gpus-per-task=1 python ... --tp 2"` were allowed."""
+    if trace is not None:
+        trace.setdefault("levels", []).insert(0, list(words))
+
+
+def srun_path(trace: Mapping[str, Any], argv: Sequence[str]) -> list[str]:
+    """The words before the launch across the levels find_launch noted (_level), outermost first; `argv` where none
+    was noted."""
+    levels = trace.get("levels")
+    if not isinstance(levels, list) or not levels:
+        return list(argv)
+    return [word for level in levels for word in level]
 
 
 def _copies_seen(trace: dict[str, Any] | None, copies: str | None) -> None:
@@ -1772,6 +1814,11 @@ def derive(
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
+    path = srun_path(trace, argv)
+    if not trace.get("srun_copies") and entry is not None:
+        nested_srun = _srun_nested(path)  # (irev74: across a shell string or flock string, srun_path)
+        if nested_srun is not None:
+            trace["srun_copies"] = [nested_srun]
     problems[:0] = [srun_copies_problem(why) for why in trace.get("srun_copies", [])[:1]]
     behind = [wrapped_problem(w, target_facts, cleared) for w, cleared in trace.get("wrapped", [])]
     problems[:0] = [next((p for p in behind if p.status != "note"), behind[0])] if behind else []
@@ -1839,12 +1886,12 @@ def derive(
                 d.launch[fact] = found[o["flag"]]
             elif "default" in o and o.get("value") == "int":
                 d.launch[fact] = o["default"]
-    gpus_given = srun_gpus(argv) if "srun" in (os.path.basename(w) for w in argv) else []
+    gpus_given = srun_gpus(path) if "srun" in (os.path.basename(w) for w in path) else []
     if gpus_given:  # (ifc56: srun's GPU options against what the launch asks for)
         tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)
         nodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
         if isinstance(tp, int) and isinstance(pp, int) and nodes:
-            asked = -(-tp * pp // nodes)
+            asked = max(-(-tp * pp // nodes), _devices_on_node(found))
             short = next(((o, c) for o, c in gpus_given if c is None or c < asked), None)
             if short is not None:
                 d.problems.insert(0, srun_gpus_problem(short[0], asked))

@@ -1698,6 +1698,14 @@ def _hicache_host_over_memory(
     if any(v is None for v in ints):
         return _Judged(None, "--tp-size / --pp-size / --nnodes", missing="the ranks on this node, no whole numbers")
     ranks = max((int(ints[0] or 1) * int(ints[1] or 1)) // int(ints[2] or 1), 1)
+    # (irev74: --dp-size without --enable-dp-attention starts that many replicas of tp x pp ranks on the node, each
+    # with its own pools and its own WORLD group, whose size ranks_per_host reads: 0.5.23 pool_host/base.py:68-81,
+    # managers/data_parallel_controller.py:421-449; they were left out, so the node's pools together were not judged)
+    dp_raw = d.options.get("--dp-size", 1)  # (parse_flags' reading: aliases, abbreviations, the last one wins)
+    dp = dp_raw if isinstance(dp_raw, int) and not isinstance(dp_raw, bool) else None
+    if dp is None:
+        return _Judged(None, f"--dp-size {dp_raw!r}", missing="the DP replicas on this node, no whole number")
+    groups = dp if dp > 1 and not values.get("dp_attention") else 1
     left = memory.budget - _HICACHE_RESERVE_BYTES
     # 0.5.19+ split the budget among the node's ranks (0.5.19 pool_host/base.py:32-59); unknown release: not assumed
     split = _version_in(version, ">=0.5.19") if version is not None else None
@@ -1712,6 +1720,12 @@ def _hicache_host_over_memory(
                            missing="whether the pools pin: before 0.5.19 each rank checks its own pool against the "
                            "whole available memory, so the node's ranks together ask for more than it has and the "
                            "pinning or the kernel's OOM killer decides (not read)")  # fmt: skip
+        if asked * groups > left:
+            return _Judged(None, f"{what}, x {groups} DP replicas (--dp-size without --enable-dp-attention) = "
+                           f"{asked * groups / 1e9:.1f} GB, more than the box's {room}",
+                           missing="whether the pools pin: each DP replica checks its own ranks' pools against the "
+                           "memory available when it starts, so the replicas together ask for more than the box "
+                           "has and which one fails, or the kernel's OOM killer, is not read")  # fmt: skip
         return _Judged(False, f"{what}, within the box's {room}")
     if ratio is None or ratio <= 0:
         return False
@@ -1720,8 +1734,8 @@ def _hicache_host_over_memory(
         return _Judged(False, "no --hicache-ratio or --hicache-size: SGLang sizes the pools to fit the memory")
     if memory.gpu_max is None:
         return _Judged(None, f"--hicache-ratio {ratio:g}", missing="the GPUs' memory, which bounds the device pool")
-    most = ratio * memory.gpu_max * ranks
-    what = f"--hicache-ratio {ratio:g} x the device KV pool of each of {ranks} rank(s)"
+    most = ratio * memory.gpu_max * ranks * groups
+    what = f"--hicache-ratio {ratio:g} x the device KV pool of each of {ranks * groups} rank(s)"
     if most <= left:
         return _Judged(False, f"{what}: at most {most / 1e9:.1f} GB (a pool of the whole GPU), within the box's {room}")
     return _Judged(None, what, missing=f"whether the host pool fits: it asks for up to {most / 1e9:.1f} GB (a "
@@ -2004,6 +2018,19 @@ def _rope_theta_top_kept(
     if top is not None:
         if not _is_number(top):
             return _Judged(None, f"{architecture}: rope_theta {top!r}", missing="the model's rotary base, no number")
+        # (irev74: a base config.json also states inside rope_parameters / rope_scaling, flat or per layer type, other
+        # than the top-level one the file serves: transformers 5.19.0's ZayaConfig keeps that dict, its own modeling
+        # reads the per-layer bases from it, so which one the checkpoint was trained with is not read: unknown, not
+        # allowed)
+        other = next(
+            (f"{where} {_theta_text(value) if _is_number(value) else repr(value)}"
+             for where, value in _rope_dict_bases(keys) if value != top),
+            None,
+        )  # fmt: skip
+        if other is not None:
+            return _Judged(None, f"{architecture}: rope_theta {_theta_text(top)} at the top of config.json, {other}",
+                           missing="which rotary base the checkpoint was trained with: the file serves the top-level "
+                           "one to every layer, the rope dict states another")  # fmt: skip
         return _Judged(
             False, f"{architecture}: rope_theta {_theta_text(top)} at the top of config.json (kept by the config class)"
         )
@@ -2035,6 +2062,24 @@ def _rope_theta_top_kept(
     if wrong:
         return _Judged(True, f"{architecture}: no top-level rope_theta in config.json; " + "; ".join(wrong))
     return _Judged(False, f"{architecture}: the bases in config.json are the ones the file serves")
+
+
+def _rope_dict_bases(keys: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Every rope_theta config.json states inside rope_parameters / rope_scaling, flat or one level down (per layer
+    type), with where it stands."""
+    out: list[tuple[str, Any]] = []
+    for nested in ("rope_parameters", "rope_scaling"):
+        sub = keys.get(nested)
+        if not isinstance(sub, Mapping):
+            continue
+        if "rope_theta" in sub:
+            out.append((f"{nested}.rope_theta", sub.get("rope_theta")))
+        out.extend(
+            (f"{nested}.{layer}.rope_theta", value.get("rope_theta"))
+            for layer, value in sub.items()
+            if isinstance(value, Mapping) and "rope_theta" in value
+        )
+    return out
 
 
 def _whole(raw: str) -> int | None:

@@ -164,6 +164,47 @@ def cgroup_memory_limit(paths: tuple[str, ...] = CGROUP_LIMITS) -> tuple[int | N
     return None, False
 
 
+def cgroup_limit_files(cgroup_text: str, mount: str = "/sys/fs/cgroup") -> list[str]:
+    """The memory limit files that bound this process, from its cgroup (the text of /proc/self/cgroup) up to the
+    hierarchy's root, at the usual mount points: v2 memory.max and memory.high (`0::PATH`), v1 the memory
+    controller's memory.limit_in_bytes. SGLang 0.5.21+ bounds HiCache's host pools by the headroom under each of them
+    (0.5.23 mem_cache/host_memory.py:41-134 `_cgroup_memory_headroom`: /proc/self/cgroup and mountinfo, walking up to
+    the mount). irev74: igap55 read the mount's root files alone, which on a host without a cgroup namespace (a
+    systemd service's MemoryMax, a Slurm job's cgroup) hold no limit, so the whole MemTotal was taken."""
+    files: list[str] = []
+    for line in cgroup_text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        controllers, path = parts[1], parts[2]
+        names: tuple[str, ...]
+        if not controllers:
+            base, names = mount, ("memory.max", "memory.high")
+        elif "memory" in controllers.split(","):
+            base, names = mount + "/memory", ("memory.limit_in_bytes",)
+        else:
+            continue
+        rel = [p for p in path.strip().split("/") if p]
+        if ".." in rel or "." in rel:
+            continue
+        for k in range(len(rel), -1, -1):
+            files.extend("/".join([base, *rel[:k], name]) for name in names)
+    return files
+
+
+def own_cgroup_memory_limit(proc_cgroup: str = "/proc/self/cgroup", mount: str = "/sys/fs/cgroup") -> int | None:
+    """The lowest memory limit of this process's cgroup and its parents (cgroup_limit_files), None where none is set
+    or read."""
+    try:
+        with open(proc_cgroup, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        return None
+    found = [cgroup_memory_limit((path,))[0] for path in cgroup_limit_files(text, mount)]
+    limits = [v for v in found if v is not None]
+    return min(limits) if limits else None
+
+
 class SystemProbe(Probe):
     """OS, kernel, glibc, Python, machine and container of the box being audited. The kernel is always
     this host's (a container runs on its host's kernel); the OS, glibc and machine are the view's; the
@@ -211,7 +252,8 @@ class SystemProbe(Probe):
         }
         if host:
             limit, _read = cgroup_memory_limit()
-            system["memory_limit_bytes"] = limit
+            own = own_cgroup_memory_limit()  # (irev74: the process's own cgroup and its parents)
+            system["memory_limit_bytes"] = min(v for v in (limit, own) if v is not None) if (limit or own) else None
         if notes:
             system["error"] = "; ".join(notes)
             return ProbeResult({"system": system}, "partial", notes[0])
