@@ -596,11 +596,49 @@ def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
     return out
 
 
-def srun_gpus_problem(given: str, needed: int) -> Problem:
+#: SGLang's data parallel controller without DP attention (imend7): launch_dp_schedulers starts one TP x PP scheduler
+#: group per DP rank, the next one's first GPU moved on by tp_size * gpu_id_step (0.5.1-0.5.2) or tp_size * pp_size
+#: * gpu_id_step (0.5.3-0.5.23); with --enable-dp-attention launch_dp_attention_schedulers starts one group of
+#: tp_size ranks that the DP ranks share (0.5.22-0.5.23: `--dp-size N --enable-dp-attention` resolves to attn_dp_size
+#: N, dp_size 1, and num_dp_ranks is dp_size x attn_dp_size)
+DP_GPUS_SOURCE = {
+    "title": "sglang 0.5.1-0.5.23 wheels, sglang/srt/managers/data_parallel_controller.py launch_dp_schedulers (0.5.1 "
+    ":124-150, base_gpu_id += tp_size * gpu_id_step; 0.5.3 :212-214 and on, tp_size * pp_size * gpu_id_step; "
+    "0.5.23 :420-449 over num_dp_ranks), launch_dp_attention_schedulers (0.5.1 :180-185, one TP group), "
+    "launch_tensor_parallel_group (gpu_id = base_gpu_id + the group's base + pp and tp offsets, 0.5.23 :747-752); "
+    "0.5.23 runtime_context.py:202-207 num_dp_ranks_of, arg_groups/fields/parallel.py:192-194 (read 2026-12-06 "
+    "by imend7 in the wheels of ~/.cache/stackcheck-tests/wheels, not run)",
+    "url": "https://pypi.org/project/sglang/#history",
+}
+
+
+def _dp_gpus(tp: int, pp: int, dp: int | None, nodes: int, release: str | None) -> int | None:
+    """The GPUs one node's launch takes with --dp-size `dp` without DP attention (DP_GPUS_SOURCE): the highest GPU
+    index its last DP group uses, plus one; None where not read (a size that is no whole number, several nodes,
+    whose groups' GPU offsets are not per node)."""
+    if dp is None or nodes != 1:
+        return None
+    if dp == 0:
+        return tp * pp
+    from stackcheck.facts.versions import version_in
+
+    if pp > 1 and release is not None and version_in(release, "<0.5.3"):
+        return tp * (dp - 1) + tp * pp  # (0.5.1-0.5.2: the groups move on by tp_size only)
+    return tp * pp * dp
+
+
+def srun_gpus_problem(given: str, needed: int | None, dp: int | None = 1) -> Problem:
+    if needed is None:
+        return Problem("srun", "unknown", None, f"`srun {given}` stands before a launch with --dp-size and without "
+                       "--enable-dp-attention: SGLang then starts a TP x PP group of schedulers per DP rank, each on "
+                       "GPUs of its own, and how many GPUs a task needs was not read for this launch (several nodes, "
+                       "or a size that is no whole number); the server may find too few devices (fail closed)",
+                       [*SRUN_GPUS_SOURCE, DP_GPUS_SOURCE])  # fmt: skip
+    what = "--tp x --pp on one node" if dp == 1 else "--dp-size groups of --tp x --pp, without DP attention"
     return Problem("srun", "unknown", None, f"`srun {given}` stands before the launch: each task sees the GPUs srun "
-                   f"gives it (CUDA_VISIBLE_DEVICES), fewer than the {needed} the launch asks for (--tp x --pp on "
-                   "one node), or a count not read; the server finds too few devices (fail closed); give srun at "
-                   "least as many GPUs a task", SRUN_GPUS_SOURCE)  # fmt: skip
+                   f"gives it (CUDA_VISIBLE_DEVICES), fewer than the {needed} the launch asks for ({what}), or a "
+                   "count not read; the server finds too few devices (fail closed); give srun at least as many GPUs "
+                   "a task", [*SRUN_GPUS_SOURCE, *([DP_GPUS_SOURCE] if dp != 1 else [])])  # fmt: skip
 
 
 def _copies_seen(trace: dict[str, Any] | None, copies: str | None) -> None:
@@ -1856,11 +1894,15 @@ def derive(
     if gpus_given:  # (ifc56: srun's GPU options against what the launch asks for)
         tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)
         nodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
+        dp = whole_number(str(found.get("--dp-size", "1")), None, ascii_only=True)
         if isinstance(tp, int) and isinstance(pp, int) and nodes:
-            asked = -(-tp * pp // nodes)
-            short = next(((o, c) for o, c in gpus_given if c is None or c < asked), None)
+            asked: int | None = -(-tp * pp // nodes)
+            if dp != 1 and not found.get("--enable-dp-attention"):  # (imend7: replicas, each a TP x PP group)
+                asked = _dp_gpus(tp, pp, dp, nodes, release)
+                d.reads_release = d.reads_release or (release is None and pp > 1)
+            short = next(((o, c) for o, c in gpus_given if c is None or asked is None or c < asked), None)
             if short is not None:
-                d.problems.insert(0, srun_gpus_problem(short[0], asked))
+                d.problems.insert(0, srun_gpus_problem(short[0], asked, dp))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
