@@ -1725,6 +1725,10 @@ def _flock_problem(argv: Sequence[str], at: int) -> Problem | None:
                        "server never starts; write `flock [options] FILE -c 'python -m sglang.launch_server ...'` "
                        "(options before the lock file, the command string as the one word after -c) or `flock "
                        "[options] FILE python -m sglang.launch_server ...`", [FLOCK_SOURCE])  # fmt: skip
+    if got.doubt is not None and got.kind in ("argv", "string"):
+        return Problem("flock", "unknown", None, f"`flock` stands before the launch and is given {got.doubt}: whether "
+                       "it takes the value or exits before running anything (exit 64) was not read (fail closed); "
+                       "write the value in decimal with a dot (`-w 30`, `-w 0.5`)", [FLOCK_SOURCE])  # fmt: skip
     if got.kind == "argv" and got.at is not None and argv[got.at][:1] == "-":
         word = argv[got.at]
         return Problem("flock", "unknown", None,
