@@ -679,6 +679,15 @@ def root_change_problem(program: str) -> Problem:
                    "`stackcheck gate --root DIR` or `--image`)", ROOT_CHANGE_SOURCES)  # fmt: skip
 
 
+def _unread_wrapper(argv: Sequence[str], env: Mapping[str, str]) -> Any:
+    """The first program of `argv` before its first Python word that runs its command elsewhere or its own way
+    (elsewhere.wrapper_at), for a launch find_launch did not find (its words not read as the server's), else None."""
+    from stackcheck.launch.elsewhere import wrapper_at
+
+    before = next((i for i, w in enumerate(argv) if i and _PYTHON.match(os.path.basename(w))), len(argv))
+    return next((w for w in (wrapper_at(argv, i, env) for i in range(before)) if w is not None), None)
+
+
 def _wrapped_seen(trace: dict[str, Any] | None, wrapped: Any, cleared: bool = False) -> None:
     """Note in `trace` that the launch runs behind `wrapped` (elsewhere.Wrapped: another machine or container, or a
     program that runs it its own way); `cleared`: an `env -i` after it gives the launch's whole environment."""
@@ -1232,6 +1241,11 @@ def _shell_launch(
             return found
         if trace is not None:
             trace["cwd"] = before  # (env -C moves the command it runs, not the shell)
+            # (imend7: `ssh h 'python -m sglang...'` in the string: its launch is one word ssh's remote shell reads,
+            # not found here, as on the command line; the program is derive's refusal where no launch is found)
+            behind = _unread_wrapper(argv, cmd_env) if mentions_sglang(argv, mapping) else None
+            if behind is not None:
+                trace.setdefault("unread_wrapped", []).append(behind)
     if trace is not None:
         trace["cwd"] = start  # no launch in this string: its cds are not the launch's
     return None
@@ -1715,6 +1729,10 @@ def _flock_problem(argv: Sequence[str], at: int) -> Problem | None:
                        "server never starts; write `flock [options] FILE -c 'python -m sglang.launch_server ...'` "
                        "(options before the lock file, the command string as the one word after -c) or `flock "
                        "[options] FILE python -m sglang.launch_server ...`", [FLOCK_SOURCE])  # fmt: skip
+    if got.doubt is not None and got.kind in ("argv", "string"):
+        return Problem("flock", "unknown", None, f"`flock` stands before the launch and is given {got.doubt}: whether "
+                       "it takes the value or exits before running anything (exit 64) was not read (fail closed); "
+                       "write the value in decimal with a dot (`-w 30`, `-w 0.5`)", [FLOCK_SOURCE])  # fmt: skip
     if got.kind == "argv" and got.at is not None and argv[got.at][:1] == "-":
         word = argv[got.at]
         return Problem("flock", "unknown", None,
@@ -1859,12 +1877,11 @@ def derive(
         return d
     if entry is None:
         d.entrypoint = "wrapper"
-        from stackcheck.launch.elsewhere import wrapper_at
-
         # (igap54: a launch not found behind ssh / docker / torchrun, `ssh host "python -m sglang..."`, `torchrun -m
-        # sglang.launch_server`: the first such word of the command, its words not read as the server's)
-        before = next((i for i, w in enumerate(argv) if i and _PYTHON.match(os.path.basename(w))), len(argv))
-        found_at = next((w for w in (wrapper_at(argv, i, cmd_env) for i in range(before)) if w is not None), None)
+        # sglang.launch_server`: the first such word of the command, its words not read as the server's; imend7: or
+        # of a simple command of a shell's string that names SGLang, `bash -c "ssh h 'python -m sglang...'"`, as
+        # _shell_launch noted it)
+        found_at = _unread_wrapper(argv, cmd_env) or next(iter(trace.get("unread_wrapped", [])), None)
         if found_at is not None:  # (its launch's flags not read: unknown, even with the target's facts)
             d.problems.insert(0, wrapped_problem(found_at))
     from stackcheck.facts.sgl_prefix import sglang_environ

@@ -263,6 +263,48 @@ class FlockReading(NamedTuple):
     kind: str
     at: int | None = None
     why: str | None = None
+    doubt: str | None = None  # (imend7: a -w / -E value flock may or may not take: the locale decides, say)
+
+
+#: strtod's decimal form (lib/strutils.c strtotimeval_or_err: strtold_or_err, the whole word; leading blanks taken)
+_FLOCK_SECONDS = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: the forms strtold takes besides the decimal one: hexadecimal, inf / infinity, nan (glibc)
+_FLOCK_OTHER = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                          r"(?:[pP][+-]?[0-9]+)?|(?i:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))")  # fmt: skip
+#: lib/strutils.c strtos32_or_err: strtol base 10 of the whole word, in int32 (leading blanks and a sign taken)
+_FLOCK_CODE = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
+
+
+def _flock_value(option: str, value: str) -> FlockReading | None:
+    """flock's reading of the value of -w / --timeout / --wait or -E / --conflict-exit-code (imend7; util-linux
+    sys-utils/flock.c main(): strtotimeval_or_err "invalid timeout value", strtos32_or_err "invalid exit code" then
+    0-255 "exit code out of range", both exit 64 (EX_USAGE) before anything runs; a timeout that makes a negative or
+    overflowing itimer fails setup_timer, "cannot set up timer", exit 71): a refusal, a doubt, or None (taken). Run
+    here (flock 2.38.1, C.UTF-8): -w abc / '' / '5 ' / 1,5 / 5e exit 64, -w -1 / inf / nan / 1e19 exit 71, -w ' 5' /
+    +2 / 0x10 / .5 / 1e-400 / -0.0000001 / 9.2e18 run the command; -E -1 / 256 / 0x10 / 1.0 / 99999999999 exit 64,
+    -E ' 5' / +2 / 07 / 255 run it."""
+    if option == "E":
+        if _FLOCK_CODE.fullmatch(value) is None:
+            return FlockReading("refused", why=f"-E {value!r}: not a whole number (invalid exit code)")
+        digits = value.strip(" \t\n\v\f\r").lstrip("+-").lstrip("0")
+        code = int(value.strip(" \t\n\v\f\r")) if len(digits) <= 12 else -1  # (int32: 10 digits at most)
+        if not 0 <= code <= 255:
+            return FlockReading("refused", why=f"-E {value!r}: exit code out of range (expected 0 to 255)")
+        return None
+    if _FLOCK_SECONDS.fullmatch(value) is not None:
+        seconds = float(value.strip(" \t\n\v\f\r"))
+        if seconds >= 2**63 or int(seconds) < 0 or int((seconds - int(seconds)) * 1_000_000) < 0:
+            return FlockReading("refused", why=f"-w {value!r}: a timer flock cannot set (cannot set up timer)")
+        return None
+    if _FLOCK_OTHER.fullmatch(value) is not None:
+        low = value.strip(" \t\n\v\f\r").lstrip("+-").lower()
+        if low.startswith(("inf", "nan")):
+            return FlockReading("refused", why=f"-w {value!r}: a timer flock cannot set (cannot set up timer)")
+        return FlockReading("argv", doubt=f"-w {value!r}: a hexadecimal timeout (strtold's reading not followed)")
+    if "," in value and re.fullmatch(r"[ \t\n\v\f\r]*[+-]?[0-9]*,[0-9]*", value) and any(c.isdigit() for c in value):
+        return FlockReading("argv", doubt=f"-w {value!r}: a decimal comma, which flock takes only where the locale's "
+                            "LC_NUMERIC has it (it sets the locale from the environment)")  # fmt: skip
+    return FlockReading("refused", why=f"-w {value!r}: invalid timeout value")
 
 
 def read_flock(argv: Sequence[str], at: int) -> FlockReading:
@@ -275,6 +317,7 @@ def read_flock(argv: Sequence[str], at: int) -> FlockReading:
     spec = RUNNERS["flock"]
     i, n = at + 1, len(argv)
     seen: set[str] = set()
+    doubt: str | None = None
     while i < n:
         word = argv[i]
         if word == "--":
@@ -298,6 +341,11 @@ def read_flock(argv: Sequence[str], at: int) -> FlockReading:
                 return FlockReading("refused", why=f"its option `--{full}` takes no argument")
             if takes and not eq and i + 1 >= n:
                 return FlockReading("refused", why=f"its option `--{full}` requires an argument")
+            if full in ("timeout", "conflict-exit-code"):
+                read = _flock_value("w" if full == "timeout" else "E", word.partition("=")[2] if eq else argv[i + 1])
+                if read is not None and read.kind == "refused":
+                    return read
+                doubt = doubt or (read.doubt if read is not None else None)
             seen.add({"no-fork": "F", "close": "o"}.get(full, full))
             i += 2 if takes and not eq else 1
             continue
@@ -311,6 +359,10 @@ def read_flock(argv: Sequence[str], at: int) -> FlockReading:
                     if i + 1 >= n:
                         return FlockReading("refused", why=f"its option `-{letter}` requires an argument")
                     step = 2
+                read = _flock_value(letter, word[j + 1 :] if j + 1 < len(word) else argv[i + 1])
+                if read is not None and read.kind == "refused":
+                    return read
+                doubt = doubt or (read.doubt if read is not None else None)
                 break
             if letter not in spec.short_plain:
                 return FlockReading("refused", why=f"`-{letter}` is an invalid option of it")
@@ -326,5 +378,5 @@ def read_flock(argv: Sequence[str], at: int) -> FlockReading:
     if argv[i + 1] in ("-c", "--command"):
         if n != i + 3:
             return FlockReading("refused", why=f"{argv[i + 1]} requires exactly one command argument")
-        return FlockReading("string", i + 2)
-    return FlockReading("argv", i + 1)
+        return FlockReading("string", i + 2, doubt=doubt)
+    return FlockReading("argv", i + 1, doubt=doubt)

@@ -1365,24 +1365,73 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
                 )
             continue
         same = public(v) == public(fi)
-        reasons.append(
-            {
-                "rule": f"{extra}-matches",
-                "requirement": f"{extra} == flashinfer-python",
-                "observed": v,
-                "required": str(public(fi)),
-                "effect": "crash",
-                "result": "pass" if same else "fail",
-                "message": "versions match"
-                if same
-                else f"{extra} {v} does not match flashinfer-python {fi}: mismatched kernel packages",
-                "source": {
-                    "title": "FlashInfer installation guide",
-                    "url": "https://docs.flashinfer.ai/installation.html",
-                },
-            }
-        )
+        reason: Reason = {
+            "rule": f"{extra}-matches",
+            "requirement": f"{extra} == flashinfer-python",
+            "observed": v,
+            "required": str(public(fi)),
+            "effect": "crash",
+            "result": "pass" if same else "fail",
+            "message": "versions match"
+            if same
+            else f"{extra} {v} does not match flashinfer-python {fi}: importing flashinfer raises RuntimeError "
+            "(FlashInfer 0.6.0-0.7.1 check it at import, unless FLASHINFER_DISABLE_VERSION_CHECK is set)",
+            "source": [
+                {"title": "FlashInfer installation guide", "url": "https://docs.flashinfer.ai/installation.html"},
+                FLASHINFER_MATCH_SOURCE,
+            ],
+        }
+        changed = None if same else _flashinfer_mismatch(extra, v, str(fi))
+        if changed is not None:
+            reason.update(changed)
+            reason.pop("effect", None)
+        reasons.append(reason)
     return reasons
+
+
+#: imend7 (igap55's finding): what flashinfer-python does at import with a flashinfer-cubin / flashinfer-jit-cache
+#: of another version, read per release in its wheels (flashinfer/jit/env.py)
+FLASHINFER_MATCH_SOURCE = {
+    "title": "flashinfer-python 0.6.0-0.7.4 wheels (0.6.7.post3, 0.6.18.post1, 0.7.0.post1, 0.7.2.post1 too), "
+    "flashinfer/jit/env.py: 0.6.0-0.7.1 raise RuntimeError at import where flashinfer-cubin's version differs "
+    "(0.6.0 _get_cubin_dir :59-94, raise :76; 0.7.1 :74-118, raise :105) or flashinfer-jit-cache's does not start "
+    "with flashinfer's (0.6.0 :104-121; 0.7.1 :151, :167); 0.7.2 on catch it and log 'Ignoring incompatible "
+    "flashinfer-cubin package (cubins will be downloaded on demand to ~/.cache/flashinfer/cubins)' (0.7.2 "
+    "_get_cubin_dir :93-132, :119-127) and 'Ignoring incompatible flashinfer-jit-cache package (kernels will be "
+    "JIT-compiled instead)' (_get_aot_providers :190-208); 0.6.10 on skip the check for a source install's "
+    "0.0.0+unknown; FLASHINFER_DISABLE_VERSION_CHECK skips it in all (read 2026-12-06 by imend7, pip download "
+    "--no-deps, not run)",
+    "url": "https://pypi.org/project/flashinfer-python/#history",
+}
+
+
+def _flashinfer_mismatch(extra: str, extra_version: str, fi: str) -> Reason | None:
+    """How a flashinfer-python release treats `extra` of another version (FLASHINFER_MATCH_SOURCE), where it does
+    not raise at import: the fields that replace the failing reason's; None where it raises (0.6.0-0.7.1, and the
+    releases before, judged as before)."""
+    if fi.startswith("0.0.0+unknown"):
+        return {"result": "unknown", "message": f"flashinfer-python {fi} is a source install: "
+                f"FlashInfer 0.6.10 on skip the version check for it, older releases raise at import; which release "
+                f"it is was not read, so whether {extra} {extra_version} stops the import is not known"}  # fmt: skip
+    if version_in(fi, ">=0.7.2") is not True:
+        if version_in(fi, ">=0.7.2rc1") is True:  # (PEP 440: `<0.7.2` admits no pre-release of 0.7.2)
+            return {"result": "unknown", "message": f"flashinfer-python {fi} is a pre-release of 0.7.2 (0.7.1 "
+                    f"raises at import with a mismatched {extra}, 0.7.2 ignores it): not read"}  # fmt: skip
+        return None
+    if extra == "flashinfer-cubin":
+        what = ("ignores it with a warning and downloads each cubin a kernel needs on demand into "
+                "~/.cache/flashinfer/cubins (FLASHINFER_WORKSPACE_BASE), from FlashInfer's artifact host: that needs "
+                "network access from the server, which was not read (a box without it fails at the first such "
+                "kernel)")  # fmt: skip
+        fix = "install flashinfer-cubin of the same version (`flashinfer download-kernels`), or make sure the "
+    else:
+        what = ("ignores it with a warning and JIT-compiles the kernels it would have loaded instead, which needs "
+                "the CUDA toolkit (nvcc) and minutes at the first use of each kernel (jit-toolchain judges the "
+                "toolkit)")  # fmt: skip
+        fix = "install flashinfer-jit-cache of the same version, or make sure the "
+    fix += "server can fetch or build them"
+    return {"result": "unknown", "message": f"{extra} {extra_version} does not match "
+            f"flashinfer-python {fi}, which (0.7.2 on) {what}; {fix}"}  # fmt: skip
 
 
 CORE_PACKAGES = (

@@ -62,7 +62,9 @@ def _kernel_for_other_torch(doc: dict[str, Any]) -> None:
 
 
 def _stale_cubin(doc: dict[str, Any]) -> None:
-    doc["facts"]["packages"]["flashinfer-cubin"] = {"installed": True, "version": "0.7.1", "location": "/x"}
+    # (imend7: on the b200 case's flashinfer-python 0.6.18, which raises at import with a flashinfer-cubin of another
+    # version; 0.7.2 on, h200-newest's, only warns and downloads on demand: unknown there)
+    doc["facts"]["packages"]["flashinfer-cubin"] = {"installed": True, "version": "0.6.17", "location": "/x"}
 
 
 def _sm120_old_toolkit(doc: dict[str, Any]) -> None:
@@ -230,7 +232,7 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "old-driver": ("h200-newest", _old_driver),
     "lib-version-too-old": ("h200-newest", _old_cudart),
     "kernel-for-other-torch": ("h200-newest", _kernel_for_other_torch),
-    "stale-cubin": ("h200-newest", _stale_cubin),
+    "stale-cubin": ("b200", _stale_cubin),
     "sm120-old-toolkit": ("h200-newest", _sm120_old_toolkit),
     # sgl-kernel-torch-pair-old: sgl-kernel 0.0.9.post2 (older than the manifests' releases; SGLang pins it with
     # torch 2.6.0) under torch 2.7.1 (0.1.0 on are releases with their torch pin: sgl-kernel-torch-pair)
