@@ -151,6 +151,8 @@ def command_at(argv: Sequence[str], i: int) -> int | None:
 
 def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped | None, int | None]:
     """(what mpirun argv[i] is where it is not read as local, where its command stands)."""
+    from stackcheck.redact import redact_value
+
     prog = os.path.basename(argv[i])
     j, np = i + 1, None
     while j < len(argv) and argv[j].startswith("-"):
@@ -164,7 +166,8 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
             if name.lstrip("-") in ("H", "host") and all(h.split(":")[0] in _LOCAL for h in hosts.split(",") if h):
                 j += 1 if eq else 2
                 continue
-            return Wrapped(prog, "elsewhere", f"{prog} {name} {hosts} places ranks on the hosts it names"), None
+            shown = redact_value(hosts)[:80]  # (irobust7: as the decision's command line shows it)
+            return Wrapped(prog, "elsewhere", f"{prog} {name} {shown} places ranks on the hosts it names"), None
         if name in _MPI_NP:
             np = value if eq else (argv[j + 1] if j + 1 < len(argv) else "")
             j += 1 if eq else 2
@@ -188,7 +191,7 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
         return Wrapped(prog, "opaque", f"{prog} runs inside a resource manager's allocation ({held[0]} is set), whose "
                        "nodes it places ranks on"), None  # fmt: skip
     if np != "1":
-        copies = "a copy per slot" if np is None else f"{np} copies"
+        copies = "a copy per slot" if np is None else f"{redact_value(np)[:80]} copies"
         return Wrapped(prog, "opaque", f"{prog} starts {copies} of the command on this box (not -np 1): several "
                        "servers on one port and one set of GPUs"), None  # fmt: skip
     return None, j if j < len(argv) else None
@@ -225,9 +228,15 @@ def wrapper_at(argv: Sequence[str], i: int, env: Mapping[str, str]) -> Wrapped |
         # `-o Name=value` is read as one too: unknown, fail closed)
         rest = argv[i + 1 :]
         end = next((k for k, w in enumerate(rest) if os.path.basename(w) == "env" or w.startswith("python")), len(rest))
-        word = next((w for k, w in enumerate(rest) if any(c in _SHELL_SPECIAL for c in w)
-                     or (k < end and _assignment(w))), None)  # fmt: skip
-        if word is not None:
+        at = next((k for k, w in enumerate(rest) if any(c in _SHELL_SPECIAL for c in w)
+                   or (k < end and _assignment(w))), None)  # fmt: skip
+        if at is not None:
+            # (irobust7: the word as the decision's command line shows it, redact_argv over the words after the
+            # program, so a secret flag's value or a random-looking assignment is masked here too; at most 80
+            # characters)
+            from stackcheck.redact import redact_argv
+
+            word = redact_argv(rest[: at + 1])[at][:80]
             why = (f"{prog} joins the words after it with spaces and the remote user's shell reads them again "
                    f"(`{word}`), so the words the server gets are not the ones written")  # fmt: skip
             return Wrapped(prog, "opaque", why)
