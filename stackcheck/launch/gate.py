@@ -510,7 +510,7 @@ def _srun_copies(argv: Sequence[str], i: int, env: Mapping[str, str] | None = No
         text = raw.strip()
         if low:  # (-N MIN[-MAX]: the fewest nodes srun may take)
             text = text.split("-", 1)[0]
-        return int(text) if text.isdigit() and text.isascii() else -1
+        return _small_count(text, -1)
 
     ntasks, nodes, per_node = count(ntasks_raw, False), count(nodes_raw, True), count(per_node_raw, False)
     if per_node is not None and per_node != 1:
@@ -572,9 +572,17 @@ def _gpu_count(option: str, value: str | None) -> int | None:
             return 0  # (no GPU asked by this --gres: the step's GPUs come from elsewhere or none)
         parts = entries[0].split(":")
         last = parts[-1]
-        return int(last) if len(parts) > 1 and last.isdigit() and last.isascii() else 1 if len(parts) <= 2 else None
+        if len(parts) > 1 and last.isdigit():
+            return _small_count(last, None)
+        return 1 if len(parts) <= 2 else None
     last = value.rsplit(":", 1)[-1]
-    return int(last) if last.isdigit() and last.isascii() else None
+    return _small_count(last, None)
+
+
+def _small_count(text: str, other: int | None) -> int | None:
+    """A count srun reads: ASCII decimal digits, at most 9 of them (irobust7: int() of 5,000 digits raised ValueError,
+    the gate's exit 4; a count that long is none srun or Slurm takes), else `other` (not read: fail closed)."""
+    return int(text) if text.isdigit() and text.isascii() and len(text) <= 9 else other
 
 
 def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
