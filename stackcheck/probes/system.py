@@ -143,25 +143,60 @@ def host_memory(meminfo: str = "/proc/meminfo") -> int | None:
     return None
 
 
-#: the memory limit files of this process's cgroup: v2 (memory.max, "max" for none), v1 (memory.limit_in_bytes)
+#: the memory limit files of the cgroup roots: v2 (memory.max, "max" for none), v1 (memory.limit_in_bytes)
 CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
 
-def cgroup_memory_limit(paths: tuple[str, ...] = CGROUP_LIMITS) -> tuple[int | None, bool]:
+def cgroup_limit_files(proc_cgroup: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup") -> tuple[str, ...]:
+    """The memory limit files that bound this process (irobust7): those of its own cgroup as /proc/self/cgroup names
+    it (v2 `0::/PATH`, v1 `N:...memory...:/PATH`) and of each cgroup above it, then the roots' (CGROUP_LIMITS). The
+    kernel holds a process to the lowest limit on that path (cgroup-v2.rst, memory.max; cgroup-v1 memory.txt,
+    hierarchy support); a process in a Slurm job's or a systemd slice's cgroup on a host has its limit there, not in
+    the root's file, which igap55 read alone. A file that is not there (a container whose /sys/fs/cgroup is its own
+    cgroup already) is skipped by the reader."""
+    try:
+        with open(proc_cgroup, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        text = ""
+    files: list[str] = []
+    for line in text.splitlines():
+        hid, _, rest = line.partition(":")
+        controllers, sep, path = rest.partition(":")
+        if not sep or not path.startswith("/"):
+            continue
+        if hid == "0" and controllers == "":
+            base, name = root, "memory.max"
+        elif "memory" in controllers.split(","):
+            base, name = f"{root}/memory", "memory.limit_in_bytes"
+        else:
+            continue
+        parts = [p for p in path.split("/") if p and p not in (".", "..")][:64]
+        for depth in range(len(parts), 0, -1):
+            files.append("/".join([base, *parts[:depth], name]))
+    return (*files, *CGROUP_LIMITS)
+
+
+def cgroup_memory_limit(paths: tuple[str, ...] | None = None) -> tuple[int | None, bool]:
     """The memory limit of this process's cgroup in bytes (None: no limit) and whether a limit file was read
-    (igap55; a v1 limit of 2**62 or more is none)."""
-    for path in paths:
+    (igap55; a v1 limit of 2**62 or more is none): the lowest of the files `paths` (cgroup_limit_files() where None)
+    that are read."""
+    lowest: int | None = None
+    read = False
+    for path in cgroup_limit_files() if paths is None else paths:
         try:
             with open(path, encoding="ascii", errors="replace") as fh:
                 text = fh.read(64).strip()
         except OSError:
             continue
         if text == "max":
-            return None, True
-        if text.isascii() and text.isdigit():
+            read = True
+        elif text.isascii() and text.isdigit():
+            read = True
             value = int(text)
-            return (value if value < 2**62 else None), True
-    return None, False
+            if value < 2**62 and (lowest is None or value < lowest):
+                lowest = value
+    return lowest, read
 
 
 class SystemProbe(Probe):
