@@ -265,6 +265,38 @@ class FlockReading(NamedTuple):
     why: str | None = None
 
 
+#: (irobust7) the values flock's -w / --timeout and -E / --conflict-exit-code take, as util-linux 2.38.1's flock reads
+#: them (run here: `flock -w abc F true` "invalid timeout value", exit 64; -w -1 / inf / nan / 1e19 "cannot set up
+#: timer", exit 71; -E 256 / -1 "exit code out of range", -E '5 ' "invalid exit code", exit 64): a timeout is a number
+#: strtod reads whole (leading blanks, a sign, decimal or hex, an exponent), not below 0 and below 2**63 seconds; an
+#: exit code a decimal integer (leading blanks, a sign) from 0 to 255
+_C_BLANKS = " \t\n\v\f\r"
+_STRTOD = re.compile(
+    r"[" + _C_BLANKS + r"]*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)"
+)
+_EXIT_CODE = re.compile(r"[" + _C_BLANKS + r"]*[+-]?[0-9]{1,12}")
+
+
+def _flock_value(name: str, value: str) -> str | None:
+    """Why flock exits on the value of its option `name` (timeout, conflict-exit-code) before running anything, None
+    where it takes it (or the option is another)."""
+    if name == "timeout":
+        if value.strip(_C_BLANKS).lstrip("+-").lower() in ("inf", "infinity", "nan"):
+            return f"value {value[:40]!r} is no timeout it can set (exit 71)"
+        if _STRTOD.fullmatch(value) is None:
+            return f"value {value[:40]!r} is no number (exit 64)"
+        text = value.strip(_C_BLANKS)
+        number = float.fromhex(text) if "x" in text.lower() else float(text)
+        if not 0 <= number < 2**63 and number != 0:
+            return f"value {value[:40]!r} is no timeout it can set (exit 71)"
+        return None
+    if name == "conflict-exit-code":
+        if _EXIT_CODE.fullmatch(value) is None or not 0 <= int(value.strip(_C_BLANKS)) <= 255:
+            return f"value {value[:40]!r} is no exit code from 0 to 255 (exit 64)"
+    return None
+
+
 def read_flock(argv: Sequence[str], at: int) -> FlockReading:
     """Where the command of the flock at argv[at] stands, read as util-linux sys-utils/flock.c reads its argv (no code
     of it is here): getopt_long with "+sexnoFuw:E:hV?" (options only before the first other word; -w / -E take a
@@ -299,6 +331,9 @@ def read_flock(argv: Sequence[str], at: int) -> FlockReading:
             if takes and not eq and i + 1 >= n:
                 return FlockReading("refused", why=f"its option `--{full}` requires an argument")
             seen.add({"no-fork": "F", "close": "o"}.get(full, full))
+            bad = _flock_value(full, word.partition("=")[2] if eq else argv[i + 1]) if takes else None
+            if bad is not None:
+                return FlockReading("refused", why=f"its option `--{full}` {bad}")
             i += 2 if takes and not eq else 1
             continue
         j, step = 1, 1
@@ -311,6 +346,10 @@ def read_flock(argv: Sequence[str], at: int) -> FlockReading:
                     if i + 1 >= n:
                         return FlockReading("refused", why=f"its option `-{letter}` requires an argument")
                     step = 2
+                value = word[j + 1 :] if j + 1 < len(word) else argv[i + 1]
+                bad = _flock_value("timeout" if letter == "w" else "conflict-exit-code", value)
+                if bad is not None:
+                    return FlockReading("refused", why=f"its option `-{letter}` {bad}")
                 break
             if letter not in spec.short_plain:
                 return FlockReading("refused", why=f"`-{letter}` is an invalid option of it")
