@@ -2007,7 +2007,11 @@ def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
 
 
 def _is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float)
+    """An int (no bool) or a finite float (irobust7: config.json's `NaN` / `Infinity`, which json.loads takes, was
+    read as a base kept, and the launch allowed with a base that is no number)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _rope_theta_top_kept(
