@@ -72,6 +72,38 @@ ELSEWHERE: dict[str, tuple[str, str]] = {
                     "inside the container (`singularity exec IMG stackcheck gate -- ...`)"),
     "machinectl": ("machinectl shell runs the command in a local container (systemd-nspawn) on its own filesystem",
                    "inside the container"),
+    # (irobust7: each of these was passed over as a word before the launch, which was judged on this box's facts;
+    # what each does is its manual's synopsis as known, not re-read for this entry: inferred)
+    "rsh": ("rsh runs the command on the remote host it names", "on that host"),
+    "autossh": ("autossh runs ssh, which runs the command on the remote host it names", "on that host"),
+    "mosh": ("mosh runs the command on the remote host it names", "on that host"),
+    "clush": ("clush runs the command on each remote node of its list", "on those nodes"),
+    "lxc": ("lxc exec runs the command in an LXD container, on the container's filesystem", "inside the container"),
+    "incus": ("incus exec runs the command in an Incus container, on the container's filesystem",
+              "inside the container"),
+    "oc": ("oc exec / run starts the command in a pod's container, on the node that runs the pod",
+           "inside the pod"),
+    "crictl": ("crictl exec runs the command in a CRI container, on the container's filesystem",
+               "inside the container"),
+    "ctr": ("ctr run / task exec runs the command in a containerd container, on the container's filesystem",
+            "inside the container"),
+    "docker-compose": ("docker-compose exec / run runs the command in a service's container, on its filesystem",
+                       "inside the container"),
+    "podman-remote": ("podman-remote runs the command in a container of a remote Podman service",
+                      "inside the container"),
+    "enroot": ("enroot start runs the command in a container image's root filesystem", "inside the container"),
+    "systemd-nspawn": ("systemd-nspawn runs the command in a container on the directory or image it names",
+                       "inside the container (`stackcheck gate --root DIR`)"),
+    "distrobox": ("distrobox enter runs the command in a container, on the container's filesystem",
+                  "inside the container"),
+    "toolbox": ("toolbox run runs the command in a container, on the container's filesystem", "inside the container"),
+    "bwrap": ("bwrap (bubblewrap) runs the command in new namespaces on the filesystem its --bind options build",
+              "inside that sandbox"),
+    "proot": ("proot runs the command with another root directory (-r) and binds", "inside that root"),
+    "bsub": ("bsub submits the command to LSF, which runs it on a node of the cluster", "on that node"),
+    "qsub": ("qsub submits the command to the batch system, which runs it on a node of the cluster", "on that node"),
+    "aprun": ("aprun runs the command on the compute nodes of its allocation (Cray ALPS)", "on those nodes"),
+    "jsrun": ("jsrun runs the command on the compute nodes of its allocation (IBM LSF / CSM)", "on those nodes"),
 }  # fmt: skip
 
 #: here, but run in a way the gate does not read
@@ -106,6 +138,12 @@ OPAQUE: dict[str, str] = {
     "perf": "perf's options before the command are not read (write `perf record [options] -- COMMAND`)",
     "strace": "strace -E / -u sets the command's environment or user, which the gate does not follow",
     "mpirun": "mpirun's options are not all read",
+    # (irobust7) launchers that start their own worker processes, as torchrun does (their documentation's synopsis,
+    # not re-read here: inferred)
+    "accelerate": "accelerate launch starts the script under its own launcher (torchrun's, a copy per process) with "
+    "its config file's settings",
+    "deepspeed": "the deepspeed launcher starts a copy of the script per GPU (and per host of its hostfile) with its "
+    "own environment",
 }
 
 _MPI = frozenset({"mpirun", "mpiexec", "orterun", "prterun"})
@@ -128,7 +166,7 @@ _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 #: ssh(1) / pdsh(1): the command's words are joined with spaces and run by the remote user's shell (`$SHELL -c`)
-_REMOTE_SHELL = frozenset({"ssh", "pdsh"})
+_REMOTE_SHELL = frozenset({"ssh", "pdsh", "rsh", "autossh", "mosh", "clush"})
 _SHELL_SPECIAL = frozenset(" \t\n$`\"'\\*?[]{}()<>|;&~#!")
 
 
@@ -250,6 +288,8 @@ def wrapper_at(argv: Sequence[str], i: int, env: Mapping[str, str]) -> Wrapped |
         return None if command_at(argv, i) is not None else Wrapped(prog, "opaque", OPAQUE["perf"])
     if prog in OPAQUE:
         return Wrapped(prog, "opaque", OPAQUE[prog])
+    if prog.startswith(("mpirun.", "mpiexec.")):  # (irobust7: Debian's alternatives, mpirun.openmpi, mpiexec.hydra)
+        return Wrapped(prog, "opaque", OPAQUE["mpirun"])
     return None
 
 
