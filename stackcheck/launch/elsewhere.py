@@ -73,6 +73,38 @@ ELSEWHERE: dict[str, tuple[str, str]] = {
                     "inside the container (`singularity exec IMG stackcheck gate -- ...`)"),
     "machinectl": ("machinectl shell runs the command in a local container (systemd-nspawn) on its own filesystem",
                    "inside the container"),
+    # (irobust7: each of these was passed over as a word before the launch, which was judged on this box's facts;
+    # what each does is its manual's synopsis as known, not re-read for this entry: inferred)
+    "rsh": ("rsh runs the command on the remote host it names", "on that host"),
+    "autossh": ("autossh runs ssh, which runs the command on the remote host it names", "on that host"),
+    "mosh": ("mosh runs the command on the remote host it names", "on that host"),
+    "clush": ("clush runs the command on each remote node of its list", "on those nodes"),
+    "lxc": ("lxc exec runs the command in an LXD container, on the container's filesystem", "inside the container"),
+    "incus": ("incus exec runs the command in an Incus container, on the container's filesystem",
+              "inside the container"),
+    "oc": ("oc exec / run starts the command in a pod's container, on the node that runs the pod",
+           "inside the pod"),
+    "crictl": ("crictl exec runs the command in a CRI container, on the container's filesystem",
+               "inside the container"),
+    "ctr": ("ctr run / task exec runs the command in a containerd container, on the container's filesystem",
+            "inside the container"),
+    "docker-compose": ("docker-compose exec / run runs the command in a service's container, on its filesystem",
+                       "inside the container"),
+    "podman-remote": ("podman-remote runs the command in a container of a remote Podman service",
+                      "inside the container"),
+    "enroot": ("enroot start runs the command in a container image's root filesystem", "inside the container"),
+    "systemd-nspawn": ("systemd-nspawn runs the command in a container on the directory or image it names",
+                       "inside the container (`stackcheck gate --root DIR`)"),
+    "distrobox": ("distrobox enter runs the command in a container, on the container's filesystem",
+                  "inside the container"),
+    "toolbox": ("toolbox run runs the command in a container, on the container's filesystem", "inside the container"),
+    "bwrap": ("bwrap (bubblewrap) runs the command in new namespaces on the filesystem its --bind options build",
+              "inside that sandbox"),
+    "proot": ("proot runs the command with another root directory (-r) and binds", "inside that root"),
+    "bsub": ("bsub submits the command to LSF, which runs it on a node of the cluster", "on that node"),
+    "qsub": ("qsub submits the command to the batch system, which runs it on a node of the cluster", "on that node"),
+    "aprun": ("aprun runs the command on the compute nodes of its allocation (Cray ALPS)", "on those nodes"),
+    "jsrun": ("jsrun runs the command on the compute nodes of its allocation (IBM LSF / CSM)", "on those nodes"),
 }  # fmt: skip
 
 #: here, but run in a way the gate does not read
@@ -107,6 +139,12 @@ OPAQUE: dict[str, str] = {
     "perf": "perf's options before the command are not read (write `perf record [options] -- COMMAND`)",
     "strace": "strace -E / -u sets the command's environment or user, which the gate does not follow",
     "mpirun": "mpirun's options are not all read",
+    # (irobust7) launchers that start their own worker processes, as torchrun does (their documentation's synopsis,
+    # not re-read here: inferred)
+    "accelerate": "accelerate launch starts the script under its own launcher (torchrun's, a copy per process) with "
+    "its config file's settings",
+    "deepspeed": "the deepspeed launcher starts a copy of the script per GPU (and per host of its hostfile) with its "
+    "own environment",
 }
 
 _MPI = frozenset({"mpirun", "mpiexec", "orterun", "prterun"})
@@ -129,7 +167,7 @@ _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 #: ssh(1) / pdsh(1): the command's words are joined with spaces and run by the remote user's shell (`$SHELL -c`)
-_REMOTE_SHELL = frozenset({"ssh", "pdsh"})
+_REMOTE_SHELL = frozenset({"ssh", "pdsh", "rsh", "autossh", "mosh", "clush"})
 _SHELL_SPECIAL = frozenset(" \t\n$`\"'\\*?[]{}()<>|;&~#!")
 
 
@@ -152,6 +190,8 @@ def command_at(argv: Sequence[str], i: int) -> int | None:
 
 def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped | None, int | None]:
     """(what mpirun argv[i] is where it is not read as local, where its command stands)."""
+    from stackcheck.redact import redact_value
+
     prog = os.path.basename(argv[i])
     j, np = i + 1, None
     while j < len(argv) and argv[j].startswith("-"):
@@ -165,7 +205,8 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
             if name.lstrip("-") in ("H", "host") and all(h.split(":")[0] in _LOCAL for h in hosts.split(",") if h):
                 j += 1 if eq else 2
                 continue
-            return Wrapped(prog, "elsewhere", f"{prog} {name} {hosts} places ranks on the hosts it names"), None
+            shown = redact_value(hosts)[:80]  # (irobust7: as the decision's command line shows it)
+            return Wrapped(prog, "elsewhere", f"{prog} {name} {shown} places ranks on the hosts it names"), None
         if name in _MPI_NP:
             np = value if eq else (argv[j + 1] if j + 1 < len(argv) else "")
             j += 1 if eq else 2
@@ -189,7 +230,7 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
         return Wrapped(prog, "opaque", f"{prog} runs inside a resource manager's allocation ({held[0]} is set), whose "
                        "nodes it places ranks on"), None  # fmt: skip
     if np != "1":
-        copies = "a copy per slot" if np is None else f"{np} copies"
+        copies = "a copy per slot" if np is None else f"{redact_value(np)[:80]} copies"
         return Wrapped(prog, "opaque", f"{prog} starts {copies} of the command on this box (not -np 1): several "
                        "servers on one port and one set of GPUs"), None  # fmt: skip
     return None, j if j < len(argv) else None
@@ -250,9 +291,15 @@ def wrapper_at(argv: Sequence[str], i: int, env: Mapping[str, str]) -> Wrapped |
         # `-o Name=value` is read as one too: unknown, fail closed)
         rest = argv[i + 1 :]
         end = next((k for k, w in enumerate(rest) if os.path.basename(w) == "env" or w.startswith("python")), len(rest))
-        word = next((w for k, w in enumerate(rest) if any(c in _SHELL_SPECIAL for c in w)
-                     or (k < end and _assignment(w))), None)  # fmt: skip
-        if word is not None:
+        at = next((k for k, w in enumerate(rest) if any(c in _SHELL_SPECIAL for c in w)
+                   or (k < end and _assignment(w))), None)  # fmt: skip
+        if at is not None:
+            # (irobust7: the word as the decision's command line shows it, redact_argv over the words after the
+            # program, so a secret flag's value or a random-looking assignment is masked here too; at most 80
+            # characters)
+            from stackcheck.redact import redact_argv
+
+            word = redact_argv(rest[: at + 1])[at][:80]
             why = (f"{prog} joins the words after it with spaces and the remote user's shell reads them again "
                    f"(`{word}`), so the words the server gets are not the ones written")  # fmt: skip
             return Wrapped(prog, "opaque", why)
@@ -269,6 +316,8 @@ def wrapper_at(argv: Sequence[str], i: int, env: Mapping[str, str]) -> Wrapped |
         return Wrapped(prog, "opaque", _PERF_OPEN if command_at(argv, i) is not None else OPAQUE["perf"])
     if prog in OPAQUE:
         return Wrapped(prog, "opaque", OPAQUE[prog])
+    if prog.startswith(("mpirun.", "mpiexec.")):  # (irobust7: Debian's alternatives, mpirun.openmpi, mpiexec.hydra)
+        return Wrapped(prog, "opaque", OPAQUE["mpirun"])
     return None
 
 

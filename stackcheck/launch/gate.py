@@ -471,25 +471,43 @@ _SRUN_SHORT_VALUE = "ABcCdDeGiJLmMnNopqStTwWx"  # (runners.RUNNERS["srun"]'s sho
 
 
 def _srun_counts(argv: Sequence[str], i: int) -> dict[str, str]:
-    """srun's (argv[i]) -n / -N / --ntasks-per-node as given before its command: {"ntasks" | "nodes" |
-    "ntasks-per-node": the last value given}; a long option's prefix read as getopt_long does (runners.srun_long),
-    a short option's cluster (`-vn2`) as getopt does."""
-    from stackcheck.launch.runners import read_runner, srun_options
+    """srun's (argv[i]) -n / -N / --ntasks-per-node / -G as given before its command: {"ntasks" | "nodes" |
+    "ntasks-per-node" | "gpus": the last value given}; a long option's prefix read as getopt_long does
+    (runners.srun_long), a short option's cluster (`-vn2`) as getopt does. One pass in the order written, each
+    option's value skipped (irobust7: the long options were read first and the short ones after, each word alone, so
+    `srun -n 1 --ntasks=4` (srun: 4 tasks, the last), `srun -n 4 -J -n1` (-n1 is the job's name) and `srun --gpus=2
+    -G 1` (1 GPU) were read as one task, or two GPUs)."""
+    from stackcheck.launch.runners import RUNNERS, SRUN_LONG_VALUE, read_runner, srun_long
 
     got: dict[str, str] = {}
-    for names, value in srun_options(argv, i):
-        if len(names) == 1 and names[0] in ("ntasks", "nodes", "ntasks-per-node"):
-            got[names[0]] = value if value is not None else "?"
     end = read_runner(argv, i).command
     words = list(argv[i + 1 : len(argv) if end is None else end])
-    for k, word in enumerate(words):
+    takes = SRUN_LONG_VALUE | RUNNERS["srun"].long_value
+    k = 0
+    while k < len(words):
+        word = words[k]
+        k += 1
         if word == "--":
             break
-        if not word.startswith("-") or word.startswith("--") or word == "-":
+        if word.startswith("--"):
+            names = srun_long(word)
+            value: str | None = None
+            if "=" in word:
+                value = word.split("=", 1)[1]
+            elif len(names) == 1 and names[0] in takes:
+                value = words[k] if k < len(words) else "?"
+                k += 1
+            if len(names) == 1 and names[0] in ("ntasks", "nodes", "ntasks-per-node", "gpus"):
+                got[names[0]] = value if value is not None else "?"
+            continue
+        if not word.startswith("-") or word == "-":
             continue
         for j, ch in enumerate(word[1:], start=1):
             if ch in _SRUN_SHORT_VALUE:
-                value = word[j + 1 :] or (words[k + 1] if k + 1 < len(words) else "?")
+                value = word[j + 1 :]
+                if not value:
+                    value = words[k] if k < len(words) else "?"
+                    k += 1
                 if ch in "nNG":
                     got["ntasks" if ch == "n" else "nodes" if ch == "N" else "gpus"] = value
                 break
@@ -514,7 +532,7 @@ def _srun_copies(argv: Sequence[str], i: int, env: Mapping[str, str] | None = No
         text = raw.strip()
         if low:  # (-N MIN[-MAX]: the fewest nodes srun may take)
             text = text.split("-", 1)[0]
-        return int(text) if text.isdigit() and text.isascii() else -1
+        return _small_count(text, -1)
 
     ntasks, nodes, per_node = count(ntasks_raw, False), count(nodes_raw, True), count(per_node_raw, False)
     if per_node is not None and per_node != 1:
@@ -576,9 +594,17 @@ def _gpu_count(option: str, value: str | None) -> int | None:
             return 0  # (no GPU asked by this --gres: the step's GPUs come from elsewhere or none)
         parts = entries[0].split(":")
         last = parts[-1]
-        return int(last) if len(parts) > 1 and last.isdigit() and last.isascii() else 1 if len(parts) <= 2 else None
+        if len(parts) > 1 and last.isdigit():
+            return _small_count(last, None)
+        return 1 if len(parts) <= 2 else None
     last = value.rsplit(":", 1)[-1]
-    return int(last) if last.isdigit() and last.isascii() else None
+    return _small_count(last, None)
+
+
+def _small_count(text: str, other: int | None) -> int | None:
+    """A count srun reads: ASCII decimal digits, at most 9 of them (irobust7: int() of 5,000 digits raised ValueError,
+    the gate's exit 4; a count that long is none srun or Slurm takes), else `other` (not read: fail closed)."""
+    return int(text) if text.isdigit() and text.isascii() and len(text) <= 9 else other
 
 
 def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
@@ -590,13 +616,13 @@ def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
         if os.path.basename(word) != "srun":
             continue
         for names, value in srun_options(argv, i):
-            if len(names) == 1 and names[0] in ("gpus-per-task", "gpus", "gpus-per-node", "gres"):
+            if len(names) == 1 and names[0] in ("gpus-per-task", "gpus-per-node", "gres"):
                 got = _gpu_count(f"--{names[0]}", value)
                 if not (names[0] == "gres" and got == 0):
                     out.append((f"--{names[0]}={value}", got))
-        short = _srun_counts(argv, i).get("gpus")
-        if short is not None and not any(o.startswith("--gpus=") for o, _ in out):
-            out.append((f"-G {short}", _gpu_count("-G", short)))
+        gpus = _srun_counts(argv, i).get("gpus")  # (--gpus / -G: the last one given)
+        if gpus is not None:
+            out.append((f"--gpus={gpus}", _gpu_count("--gpus", gpus)))
     return out
 
 

@@ -49,7 +49,7 @@ from stackcheck.launch.gate import Derived, Problem, option_given, option_value,
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
 _UNKNOWN = object()  # a value SGLang chooses at start that the command does not give
 
@@ -1627,16 +1627,30 @@ class BoxMemory:
         self.gpu_max = gpu_max
 
 
+def _memory_bytes(value: Any) -> TypeGuard[int]:
+    """Whether a facts file's memory size is one read: an int (no bool) above 0 and below 2**62, cgroup v1's "no
+    limit" (irobust7: a size of 10**400 raised OverflowError where the refusal wrote it in GB, the gate's exit 4)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**62
+
+
+def _gb(n: float) -> str:
+    """n bytes in GB, one decimal; an int too large for a float as its digit count (irobust7: `--hicache-size` of 400
+    digits raised OverflowError, the gate's exit 4)."""
+    if isinstance(n, int) and n >= 10**300:
+        return f"a number of GB of about {int(n.bit_length() * 0.30103) + 1 - 9} digits"
+    return f"{n / 1e9:.1f} GB"
+
+
 def box_memory(facts: Mapping[str, Any]) -> BoxMemory:
     """BoxMemory from a report's facts: system.memory_total_bytes, system.memory_limit_bytes, gpus[].memory_bytes."""
     system = facts.get("system") if isinstance(facts.get("system"), Mapping) else {}
     total = system.get("memory_total_bytes") if isinstance(system, Mapping) else None
     limit = system.get("memory_limit_bytes") if isinstance(system, Mapping) else None
-    budget = total if isinstance(total, int) and not isinstance(total, bool) and total > 0 else None
-    if budget is not None and isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < budget:
+    budget = total if _memory_bytes(total) else None
+    if budget is not None and _memory_bytes(limit) and limit < budget:
         budget = limit
     sizes = [g.get("memory_bytes") if isinstance(g, Mapping) else None for g in facts.get("gpus") or []]
-    known = [m for m in sizes if isinstance(m, int) and not isinstance(m, bool) and m > 0]
+    known = [m for m in sizes if _memory_bytes(m)]
     gpu_max = max(known) if known and len(known) == len(sizes) else None
     return BoxMemory(budget, gpu_max)
 
@@ -1709,10 +1723,10 @@ def _hicache_host_over_memory(
     left = memory.budget - _HICACHE_RESERVE_BYTES
     # 0.5.19+ split the budget among the node's ranks (0.5.19 pool_host/base.py:32-59); unknown release: not assumed
     split = _version_in(version, ">=0.5.19") if version is not None else None
-    room = f"{memory.budget / 1e9:.1f} GB of memory less SGLang's 10 GiB reserve ({max(left, 0) / 1e9:.1f} GB)"
+    room = f"{_gb(memory.budget)} of memory less SGLang's 10 GiB reserve ({_gb(max(left, 0))})"
     if size is not None:
         asked = size * 10**9 * ranks
-        what = f"--hicache-size {size} (GB per rank) x {ranks} rank(s) on this node = {asked / 1e9:.1f} GB"
+        what = f"--hicache-size {_theta_text(size)} (GB per rank) x {ranks} rank(s) on this node = {_gb(asked)}"
         if size * 10**9 > left or (asked > left and split is True):
             return _Judged(True, f"{what}, more than the box's {room}")
         if asked > left:  # (0.5.1-0.5.18: each rank checks against the whole memory, so the node is oversubscribed)
@@ -1737,8 +1751,8 @@ def _hicache_host_over_memory(
     most = ratio * memory.gpu_max * ranks * groups
     what = f"--hicache-ratio {ratio:g} x the device KV pool of each of {ranks * groups} rank(s)"
     if most <= left:
-        return _Judged(False, f"{what}: at most {most / 1e9:.1f} GB (a pool of the whole GPU), within the box's {room}")
-    return _Judged(None, what, missing=f"whether the host pool fits: it asks for up to {most / 1e9:.1f} GB (a "
+        return _Judged(False, f"{what}: at most {_gb(most)} (a pool of the whole GPU), within the box's {room}")
+    return _Judged(None, what, missing=f"whether the host pool fits: it asks for up to {_gb(most)} (a "
                    f"device pool of the whole GPU) against the box's {room}, and the device KV pool's size (the "
                    "GPU memory left after the weights at --mem-fraction-static) is not in the facts")  # fmt: skip
 
@@ -2007,7 +2021,11 @@ def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
 
 
 def _is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float)
+    """An int (no bool) or a finite float (irobust7: config.json's `NaN` / `Infinity`, which json.loads takes, was
+    read as a base kept, and the launch allowed with a base that is no number)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _rope_theta_top_kept(

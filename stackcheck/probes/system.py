@@ -143,13 +143,16 @@ def host_memory(meminfo: str = "/proc/meminfo") -> int | None:
     return None
 
 
-#: the memory limit files of this process's cgroup: v2 (memory.max, "max" for none), v1 (memory.limit_in_bytes)
+#: the memory limit files of the cgroup roots: v2 (memory.max, "max" for none), v1 (memory.limit_in_bytes)
 CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
 
 def cgroup_memory_limit(paths: tuple[str, ...] = CGROUP_LIMITS) -> tuple[int | None, bool]:
-    """The memory limit of this process's cgroup in bytes (None: no limit) and whether a limit file was read
-    (igap55; a v1 limit of 2**62 or more is none)."""
+    """The memory limit of the cgroup files `paths` in bytes (None: no limit) and whether a limit file was read
+    (igap55; a v1 limit of 2**62 or more is none): the lowest of those read (irobust7). The process's own cgroup and
+    its parents: own_cgroup_memory_limit."""
+    lowest: int | None = None
+    read = False
     for path in paths:
         try:
             with open(path, encoding="ascii", errors="replace") as fh:
@@ -157,11 +160,13 @@ def cgroup_memory_limit(paths: tuple[str, ...] = CGROUP_LIMITS) -> tuple[int | N
         except OSError:
             continue
         if text == "max":
-            return None, True
-        if text.isascii() and text.isdigit():
+            read = True
+        elif text.isascii() and text.isdigit():
+            read = True
             value = int(text)
-            return (value if value < 2**62 else None), True
-    return None, False
+            if value < 2**62 and (lowest is None or value < lowest):
+                lowest = value
+    return lowest, read
 
 
 def cgroup_limit_files(cgroup_text: str, mount: str = "/sys/fs/cgroup") -> list[str]:
@@ -185,7 +190,7 @@ def cgroup_limit_files(cgroup_text: str, mount: str = "/sys/fs/cgroup") -> list[
         else:
             continue
         rel = [p for p in path.strip().split("/") if p]
-        if ".." in rel or "." in rel:
+        if ".." in rel or "." in rel or len(rel) > 64:  # (irobust7: a path no kernel writes, 5,000 levels deep)
             continue
         for k in range(len(rel), -1, -1):
             files.extend("/".join([base, *rel[:k], name]) for name in names)
