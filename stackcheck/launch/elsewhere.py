@@ -18,7 +18,10 @@ python ...`, `torchrun -m sglang.launch_server ...` were allowed. Now each is on
   without --allow-run-as-root, which Open MPI refuses to run as root (ifc58)): unknown, with or without --facts.
 - read: the program execvp's its command unchanged on this box (strace without -E / -u, whose options are read in
   runners.RUNNERS; mpirun -np 1 --allow-run-as-root with its options all read and no host given): judged
-  as before, an assignment word where the program runs its command refused (blocked).
+  as before, an assignment word where the program runs its command refused (blocked). For mpirun (igap56) only where
+  its installation gives no host either: no OMPI_MCA_ / PRTE_MCA_ host parameter in the environment, and (read on
+  this host by mpi_default_hosts, unknown under --facts / --root / --image) no host in its default hostfile and no
+  host parameter in its MCA parameter files.
 
 Sources, read (manuals and option tables; no code or prose of theirs is here): ssh(1) SYNOPSIS (`ssh [options]
 destination [command [argument ...]]`: the command is executed on the remote host); pdsh(1); docker container exec /
