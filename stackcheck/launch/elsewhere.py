@@ -239,6 +239,11 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
             j += 1 if eq else 2
             continue
         if name in _MPI_TWO:
+            param = value if eq else (argv[j + 1] if j + 1 < len(argv) else "")
+            if any(word in param.lower() for word in _MCA_HOST_WORDS):  # (igap56: `--mca orte_default_hostfile F`)
+                shown = redact_value(param)[:80]
+                return Wrapped(prog, "opaque", f"{prog} {name} {shown} sets a default host list or parameter file it "
+                               "places ranks on (another host may run the command)"), None  # fmt: skip
             j += 3
             continue
         if name in _MPI_PLAIN and not eq:

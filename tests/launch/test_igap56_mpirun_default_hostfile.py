@@ -150,3 +150,17 @@ def test_the_gate_under_facts_refuses_it() -> None:
     assert "default hostfile" in json.dumps(doc)
     rc, doc = cli_json([*base, *line])
     assert (rc, doc["decision"]) == (0, "allow")
+
+
+@pytest.mark.parametrize(
+    "mca",
+    [["--mca", "orte_default_hostfile", "/shared/hosts"], ["-mca", "prte_default_dash_host", "node2"],
+     ["--gmca", "rmaps_rank_file_path", "/r"], ["--mca", "mca_param_files", "/p.conf"]],
+)  # fmt: skip
+def test_a_host_parameter_on_the_command_line_is_unknown(mca: list[str], mapping: Any) -> None:
+    # fails before: no problem (`--mca NAME VALUE` was passed over)
+    d = gate.derive([*MPI, *mca, *LAUNCH], mapping, {})
+    assert [(p.subject, p.status) for p in d.problems if p.subject == "mpirun"] == [("mpirun", "unknown")]
+    assert d.mpi_local == []
+    d = gate.derive([*MPI, "--mca", "btl", "^openib", *LAUNCH], mapping, {})
+    assert [p for p in d.problems if p.subject == "mpirun"] == [] and len(d.mpi_local) == 1
