@@ -433,6 +433,17 @@ def _root_fields(doc: dict[str, Any], opts: Any) -> None:
         doc["dry_run"] = ROOT_DRY_RUN
 
 
+def _mpi_view(opts: Any) -> tuple[Any, str | None, str]:
+    """(the view mpirun's installation is read through: this host's, None under --facts / --root / --image; the
+    directory the server starts in, where known; why it is not read)."""
+    if opts.facts_file or opts.image or opts.root:
+        return None, None, ("its installation's files are those of the box or image the server runs on, not read "
+                            "here (gate --facts / --root / --image)")  # fmt: skip
+    from stackcheck.assembly import gate_cache
+
+    return gate_cache.host_view(), opts.cwd or opts.launch_dir, ""
+
+
 def _dir_test(opts: Any) -> Callable[[str], bool] | None:
     """Whether a directory is one where the server starts: this host's (read through the gate's view), None under
     --facts (another box: not read, chdir_problems says unknown)."""
@@ -835,6 +846,8 @@ def _decide_with(
     extra += gate.interpreter_option_problems(launch_command, server_env, ctx.facts)  # (python -P before 3.11)
     if launch_command is not None and not (opts.image or opts.root):  # `env -C DIR`: env exits 125 where it cannot
         extra += gate.chdir_problems(launch_command, mapping, server_env, opts.cwd or opts.launch_dir, _dir_test(opts))
+    if launch_command is not None:  # (igap56: mpirun -np 1's default hostfile, read on this host only)
+        extra += gate.mpi_hostfile_problems(derived, *_mpi_view(opts))
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
     if config_problem:
         extra.append(gate.Problem("--config", "blocked", "crash", config_problem))

@@ -18,7 +18,10 @@ python ...`, `torchrun -m sglang.launch_server ...` were allowed. Now each is on
   without --allow-run-as-root, which Open MPI refuses to run as root (ifc58)): unknown, with or without --facts.
 - read: the program execvp's its command unchanged on this box (strace without -E / -u, whose options are read in
   runners.RUNNERS; mpirun -np 1 --allow-run-as-root with its options all read and no host given): judged
-  as before, an assignment word where the program runs its command refused (blocked).
+  as before, an assignment word where the program runs its command refused (blocked). For mpirun (igap56) only where
+  its installation gives no host either: no OMPI_MCA_ / PRTE_MCA_ host parameter in the environment, and (read on
+  this host by mpi_default_hosts, unknown under --facts / --root / --image) no host in its default hostfile and no
+  host parameter in its MCA parameter files.
 
 Sources, read (manuals and option tables; no code or prose of theirs is here): ssh(1) SYNOPSIS (`ssh [options]
 destination [command [argument ...]]`: the command is executed on the remote host); pdsh(1); docker container exec /
@@ -42,6 +45,7 @@ from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Any
 
 
 class Wrapped(NamedTuple):
@@ -164,6 +168,23 @@ _MPI_PLAIN = frozenset({"--allow-run-as-root", "-allow-run-as-root", "--oversubs
 _ALLOCATION = ("SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "PBS_NODEFILE", "LSB_JOBID",
                "OMPI_MCA_orte_default_hostfile")  # fmt: skip
 _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
+#: (igap56) Open MPI's MCA variables that give mpirun hosts without -H / --hostfile: 4.x orte_default_hostfile (default
+#: $sysconfdir/openmpi-default-hostfile) and orte_default_dash_host (orte/runtime/orte_mca_params.c, v4.1.x), 5.x
+#: PRRTE's prte_default_hostfile (default $sysconfdir/prte-default-hostfile) and prte_default_dash_host
+#: (prrte src/runtime/prte_mca_params.c), the rank file of rmaps (rmaps_rank_file_path), and mca_param_files (files
+#: that may set any of them); read from the environment as OMPI_MCA_ / PRTE_MCA_ / PMIX_MCA_ NAME (the prefixes of
+#: the MCA base): any name with one of these words is taken (fail closed: a spelling not read here, e.g.
+#: rmaps_default_hostfile, is inferred to mean the same)
+_MCA_PREFIXES = ("OMPI_MCA_", "PRTE_MCA_", "PMIX_MCA_", "OPAL_MCA_")
+_MCA_HOST_WORDS = ("hostfile", "dash_host", "rank_file", "rankfile", "machinefile", "param_files")
+
+
+def _mca_hosts_variable(name: str) -> bool:
+    """Whether an environment variable sets an Open MPI / PRRTE MCA parameter that gives mpirun hosts (igap56)."""
+    if not name.startswith(_MCA_PREFIXES):
+        return False
+    lowered = name.lower()
+    return any(word in lowered for word in _MCA_HOST_WORDS)
 
 
 #: ssh(1) / pdsh(1): the command's words are joined with spaces and run by the remote user's shell (`$SHELL -c`)
@@ -218,6 +239,11 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
             j += 1 if eq else 2
             continue
         if name in _MPI_TWO:
+            param = value if eq else (argv[j + 1] if j + 1 < len(argv) else "")
+            if any(word in param.lower() for word in _MCA_HOST_WORDS):  # (igap56: `--mca orte_default_hostfile F`)
+                shown = redact_value(param)[:80]
+                return Wrapped(prog, "opaque", f"{prog} {name} {shown} sets a default host list or parameter file it "
+                               "places ranks on (another host may run the command)"), None  # fmt: skip
             j += 3
             continue
         if name in _MPI_PLAIN and not eq:
@@ -225,8 +251,11 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
             continue
         return Wrapped(prog, "opaque", f"{prog}'s option `{name}` is not read (its value, the directory, environment "
                        "or hosts it sets)"), None  # fmt: skip
-    held = [name for name in _ALLOCATION if name in env]
+    held = [name for name in _ALLOCATION if name in env] or [name for name in env if _mca_hosts_variable(name)]
     if held:
+        if held[0] not in _ALLOCATION or held[0].startswith("OMPI_MCA_"):
+            return Wrapped(prog, "opaque", f"{prog} reads {held[0]} from the environment, a default host list or "
+                           "parameter file it places ranks on (another host may run the command)"), None  # fmt: skip
         return Wrapped(prog, "opaque", f"{prog} runs inside a resource manager's allocation ({held[0]} is set), whose "
                        "nodes it places ranks on"), None  # fmt: skip
     if np != "1":
@@ -326,3 +355,88 @@ def where_to_gate(w: Wrapped) -> str:
     if w.program in ELSEWHERE:
         return ELSEWHERE[w.program][1]
     return "where the server runs"
+
+
+#: (igap56) the files of an Open MPI installation that give `mpirun -np 1` hosts without any option: the default
+#: hostfile in its sysconfdir (4.x openmpi-default-hostfile, 5.x PRRTE prte-default-hostfile: with a host in it the
+#: job's ranks go to its hosts, the first one first, not beside mpirun: orte_hosts(7) "Default hostfile defines
+#: resource list for the job"), and the MCA parameter files that may set orte_default_hostfile / prte_default_hostfile
+#: / *_default_dash_host / rmaps_rank_file_path (mca_param_files' default: $HOME/.openmpi/mca-params.conf and
+#: $sysconfdir/openmpi-mca-params.conf; PRRTE: $HOME/.prte/mca-params.conf and $sysconfdir/prte-mca-params.conf).
+#: sysconfdir is where the build installed openmpi-mca-params.conf / prte-mca-params.conf (make install always puts
+#: one there): looked for in $OPAL_SYSCONFDIR, $OPAL_PREFIX/etc, mpirun's prefix/etc and /etc/openmpi* (Debian's and
+#: Fedora's packages); a build whose sysconfdir is none of them is not found, and unknown
+_MPI_HOSTFILES = ("openmpi-default-hostfile", "prte-default-hostfile")
+_MPI_PARAM_FILES = ("openmpi-mca-params.conf", "prte-mca-params.conf", "pmix-mca-params.conf")
+_MPI_HOME_PARAMS = (".openmpi/mca-params.conf", ".prte/mca-params.conf", ".pmix/mca-params.conf")
+MPI_HOSTFILE_SOURCES = [
+    {"title": "Open MPI 4.1 orte_hosts(7): the default hostfile defines the resource list for the job",
+     "url": "https://www.open-mpi.org/doc/v4.1/man7/orte_hosts.7.php"},
+    {"repo": "open-mpi/ompi", "path": "orte/runtime/orte_mca_params.c", "ref": "v4.1.x"},
+    {"repo": "openpmix/prrte", "path": "src/runtime/prte_mca_params.c", "ref": "master"},
+]  # fmt: skip
+
+
+def _mpi_file_text(view: Any, path: str) -> tuple[bool, str | None]:
+    """(present, its text: None where it could not be read or is over 1 MiB)."""
+    try:
+        st = view.stat(path)
+    except (OSError, ValueError):
+        return True, None
+    if st is None:
+        return False, ""
+    try:
+        raw = view.read_bytes(path, 1 << 20)
+    except (OSError, ValueError):
+        return True, None
+    return True, (None if len(raw) >= 1 << 20 else raw.decode("utf-8", "replace"))
+
+
+def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | None) -> str | None:
+    """Why `prog` (Open MPI's mpirun read as local: -np 1, no host given) may run the command on another host through
+    its installation's default hostfile or MCA parameter files (igap56), as text; None where neither is found there,
+    read through `view` (the box the server starts on)."""
+    import posixpath
+
+    from stackcheck.readers.fsview import listdir_or_empty, which_known
+
+    found, why = which_known(view, prog, env.get("PATH"), cwd, "the server's working directory")
+    if found is None:
+        return why or f"{prog} is not found on the launch's PATH, so its installation is not read"
+    try:
+        real = view.realpath(found)
+    except (OSError, ValueError):
+        return f"{found} could not be resolved, so its installation is not read"
+    dirs = [env.get("OPAL_SYSCONFDIR") or "", posixpath.join(env.get("OPAL_PREFIX") or "/-", "etc"),
+            posixpath.join(posixpath.dirname(posixpath.dirname(real)), "etc")]  # fmt: skip
+    dirs += [posixpath.join("/etc", n) for n in listdir_or_empty(view, "/etc") if n.startswith("openmpi")]
+    homes = [env.get("HOME") or ""]
+    conf = [d for d in dict.fromkeys(dirs) if d.startswith("/") and any(
+        _mpi_file_text(view, posixpath.join(d, n))[0] for n in _MPI_PARAM_FILES)]  # fmt: skip
+    if not conf:
+        return (f"the configuration directory of the Open MPI that {real} belongs to (its openmpi-mca-params.conf) is "
+                "not found, so its default hostfile is not read")  # fmt: skip
+    for d in conf:
+        for name in _MPI_HOSTFILES:
+            path = posixpath.join(d, name)
+            present, text = _mpi_file_text(view, path)
+            if present and text is None:
+                return f"{path} could not be read"
+            hosts = [line.split()[0] for line in (text or "").splitlines() if line.strip()
+                     and not line.lstrip().startswith("#")]  # fmt: skip
+            away = [h for h in hosts if h not in _LOCAL]
+            if away:
+                return f"{path} lists the host {away[0][:80]!r}, on which {prog} places the command's rank"
+    if not homes[0].startswith("/"):
+        return f"the launch's HOME is not known, so {prog}'s per-user parameter files are not read"
+    params = [posixpath.join(d, n) for d in conf for n in _MPI_PARAM_FILES]
+    params += [posixpath.join(homes[0], n) for n in _MPI_HOME_PARAMS]
+    for path in params:
+        present, text = _mpi_file_text(view, path)
+        if present and text is None:
+            return f"{path} could not be read"
+        for line in (text or "").splitlines():
+            name = line.split("=", 1)[0].strip().lower()
+            if name and not name.startswith("#") and any(w in name for w in _MCA_HOST_WORDS):
+                return f"{path} sets {name[:80]}, which gives {prog} hosts or parameter files of its own"
+    return None

@@ -125,6 +125,8 @@ class Derived:
     release: str | None = None  # the installed SGLang release the conditions were read for (None: not known)
     reads_release: bool = False  # a condition on the release was read: derive again once the release is known
     out_of_scope: str | None = None  # why the gate does not judge this launch (--device other than cuda)
+    # (igap56) the Open MPI mpiruns read as running the launch here, with the environment each starts with
+    mpi_local: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -222,6 +224,8 @@ def find_launch(
     from stackcheck.launch.elsewhere import wrapper_at
 
     wrapped = wrapper_at(argv, 0, env) if argv else None  # (igap54: ssh, docker exec, conda run, torchrun, ...)
+    if argv and wrapped is None:
+        _mpi_seen(trace, argv, 0, env)
     shell_name = os.path.basename(argv[0]) if shell else None  # (the program whose -c string is read: `time` in it)
     for i in range(1, len(argv) if stop != 0 else 1):
         if i == stop:
@@ -306,8 +310,21 @@ def find_launch(
         policy = policy or _env_policy(argv, i, env)
         root = root or _root_change(argv, i, env)
         copies = copies or _srun_copies(argv, i, env)
-        wrapped = wrapped or wrapper_at(argv, i, env)
+        if wrapped is None:
+            wrapped = wrapper_at(argv, i, env)
+            if wrapped is None:
+                _mpi_seen(trace, argv, i, env)
     return None, list(argv[1:]), dict(env)
+
+
+def _mpi_seen(trace: dict[str, Any] | None, argv: Sequence[str], i: int, env: Mapping[str, str]) -> None:
+    """Note in `trace` an Open MPI mpirun argv[i] read as running its command here (-np 1, no host given: igap56),
+    with the environment it starts with: whether its installation's default hostfile gives it hosts is read where the
+    box is (mpi_hostfile_problems)."""
+    from stackcheck.launch.elsewhere import _MPI
+
+    if trace is not None and os.path.basename(argv[i]) in _MPI:
+        trace.setdefault("mpi_local", []).append((os.path.basename(argv[i]), dict(env)))
 
 
 #: programs that run their command in an environment they rebuild by a policy of their own, which the gate does not
@@ -1134,6 +1151,24 @@ def launch_cwd(
     return got if isinstance(got, (str, CwdUnknown)) else start
 
 
+def mpi_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: str) -> list[Problem]:
+    """An Open MPI mpirun read as running the launch here (-np 1, no host: Derived.mpi_local) whose installation's
+    default hostfile or MCA parameter files may give it another host (igap56: it was allowed whatever they held).
+    `view`: the box the server starts on, None where it is not read here (`where` says why): unknown then; unknown
+    too where a file gives a host other than this one or sets a host parameter, or the installation is not found."""
+    from stackcheck.launch.elsewhere import MPI_HOSTFILE_SOURCES, mpi_default_hosts
+
+    for prog, env in derived.mpi_local[:1]:
+        why = where if view is None else mpi_default_hosts(view, prog, env, cwd)
+        if why is not None:
+            return [Problem(prog, "unknown", None, f"`{prog} -np 1` stands before the launch with no host given, but "
+                            "Open MPI places the rank on the hosts of its default hostfile or of a host parameter "
+                            f"where its installation or the user's MCA parameter files give one: {why} (fail closed); "
+                            "remove those hosts there, or gate the command where it runs",
+                            MPI_HOSTFILE_SOURCES)]  # fmt: skip
+    return []
+
+
 def chdir_problems(
     command: Sequence[str],
     mapping: Mapping[str, Any],
@@ -1885,6 +1920,7 @@ def derive(
         problems=problems,
         unlisted=unlisted,
         release=release,
+        mpi_local=list(trace.get("mpi_local", [])),
     )
     for feature in require:
         _add(d, feature, "explicit", "--require")

@@ -221,7 +221,7 @@ def run_for_gate(
         # (the store reads its variables after SGLang 0.5.3rc2+ copied SGL_X over SGLANG_X: irev73)
         seen = sglang_environ(env, sglang_version)[0]
         config = check_storage_config(
-            storage, extra if isinstance(extra, str) else None, seen, data, sglang_version, reader
+            storage, extra if isinstance(extra, str) else None, seen, data, sglang_version, reader, not offload
         )
         if config is not None:
             pre.results.append(config)

@@ -25,6 +25,13 @@ QUANT_CHECK = "quant-package"
 TRANSFER_CHECK = "transfer-package"
 
 
+def json_text(value: Any) -> str:
+    """A parsed JSON value as JSON text again (igap56: a file's extra config handed to the text's reading)."""
+    import json
+
+    return json.dumps(value)
+
+
 def _version_in(version: str | None, spec: str) -> bool | None:
     """Whether the version is in the range; None where it is not given or not readable, or is a pre-release or dev
     build of a release V the range splits from the releases just below V (versions.version_in_settled)."""
@@ -1079,6 +1086,7 @@ def check_storage_config(
     data: Mapping[str, Any],
     sglang_version: str | None,
     read_config_file: Callable[[str], tuple[str, Any]] | None = None,
+    extra_file_read: bool = True,
 ) -> CheckResult | None:
     """Whether a HiCache storage backend finds the configuration it reads as it is built (preflight.json
     storage_configs), in the order the release reads it: --hicache-storage-backend-extra-config (`extra_config`, the
@@ -1087,7 +1095,12 @@ def check_storage_config(
     file the release would fail to open, ("unread", why) for one not read here), else `env_any` in `env` (the
     server's environment; `empty_is_unset`: the release reads the variable with os.getenv, so an empty value is none).
     None where no entry names the backend or the release is outside its range; unknown where the release is not known,
-    the extra config is not a JSON object the check can read, or a value the release reads was not read."""
+    the extra config is not a JSON object the check can read, or a value the release reads was not read.
+
+    igap56: an extra config `@PATH` (the entry's `extra_config_file_versions`: the releases that load the file it
+    names) is read with `read_config_file` where PATH is a .json file and `extra_file_read` (the HiCache path; a PD
+    decode server's offload manager json.loads the text as it is: not read, unknown); a file absent on the live host or
+    not JSON, or an extension the release does not load, fails; a .toml / .yaml file is unknown."""
     table = data.get("storage_configs")
     spec: Mapping[str, Any] = table if isinstance(table, Mapping) else {}
     entries = [e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get("storage_backend") == storage]
@@ -1135,6 +1148,34 @@ def check_storage_config(
         # 0.5.10 and 0.5.23 environ.py EnvBool.parse, EnvField.get; irev73: ' true' was read as true)
         return value is True or (isinstance(value, str) and value.lower() in ("true", "1", "yes", "y"))
 
+    at_file = extra_file_read and bool(extra_config) and str(extra_config).startswith("@")
+    file_range = str(entry.get("extra_config_file_versions") or "")
+    if at_file and keys and file_range and _version_in(sglang_version, file_range) is True:
+        # (igap56) `@PATH`: the release opens PATH (from the server's working directory) and loads it by its
+        # extension; a file it cannot open or parse, or an extension it does not take, raises at startup
+        import posixpath
+
+        path = str(extra_config)[1:]
+        ext = posixpath.splitext(path)[1].lower()
+        flag = "--hicache-storage-backend-extra-config"
+        if ext not in (".json", ".toml", ".yaml", ".yml"):
+            return result("fail", f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
+                          f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, "
+                          f".yml) and raises ValueError 'Unsupported config file' (or the open fails) at startup for "
+                          f"{path!r}. Name a .json, .toml or .yaml file")  # fmt: skip
+        how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
+        absent = how == "missing" and "does not exist" in str(got)
+        if absent or (how == "missing" and ext == ".json"):  # (the reader parses JSON: a .toml / .yaml is not)
+            what = "it does not exist (FileNotFoundError)" if absent else "it is not JSON (json.load raises)"
+            return result("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file "
+                          f"{flag} names with @ ({path!r}, from the server's working directory) and raises at "
+                          f"startup: {what}. Give a readable JSON file, or the extra config as JSON text")  # fmt: skip
+        if how != "read" or ext != ".json" or not isinstance(got, dict):
+            why = got if how == "unread" else (f"a {ext} file is not read here" if ext != ".json" else
+                                               "its JSON is no object")  # fmt: skip
+            return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} reads the store's "
+                          f"extra config from {path!r}: {why}, so whether it names the store is not known")  # fmt: skip
+        extra_config = json_text(got)
     if extra_config and keys:  # (an empty text is no extra config: the release parses only a non-empty one)
         import json
 

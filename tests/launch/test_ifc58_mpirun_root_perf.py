@@ -90,4 +90,8 @@ def test_the_gate_no_longer_allows_them(prefix: list[str]) -> None:
     rc, doc = cli_json([*base, *prefix, *line])
     assert (rc, doc["decision"]) == (1, "refuse"), json.dumps(doc)[:400]
     rc, doc = cli_json([*base, "mpirun", "--allow-run-as-root", "-np", "1", "--bind-to", "none", *line])
+    # (igap56: refused too under --facts, now for the installation's default hostfile, which is not read there)
+    assert (rc, doc["decision"]) == (1, "refuse")
+    assert "--allow-run-as-root" not in json.dumps([p for p in doc.get("problems", []) if p.get("subject") == "mpirun"])
+    rc, doc = cli_json([*base, *line])
     assert (rc, doc["decision"]) == (0, "allow")
