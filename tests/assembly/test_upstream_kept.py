@@ -154,7 +154,7 @@ SGLANG = [str(r["version"]) for r in M.releases("sglang") if isinstance(r.get("v
 
 
 @st.composite
-def boxes(draw: st.DrawFn) -> tuple[dict[str, Any], list[str], list[str]]:
+def boxes(draw: st.DrawFn) -> tuple[dict[str, Any], list[str], list[str], list[str]]:
     facts: dict[str, Any] = copy.deepcopy(dict(load_facts_file(str(draw(st.sampled_from(BASES))))))
     if draw(st.booleans()):
         cc, name = draw(st.sampled_from(ARCHS))
@@ -169,7 +169,8 @@ def boxes(draw: st.DrawFn) -> tuple[dict[str, Any], list[str], list[str]]:
         facts["packages"] = pkgs
     first = draw(st.lists(st.sampled_from(FEATURES), min_size=1, max_size=2, unique=True))
     second = draw(st.lists(st.sampled_from(FEATURES), min_size=0, max_size=2, unique=True))
-    return facts, first, second
+    hold = draw(st.lists(st.sampled_from(["driver", "torch", "sglang", "flashinfer"]), max_size=1))
+    return facts, first, second, hold
 
 
 def _full_search(facts: dict[str, Any], fid: str) -> str | None:
@@ -180,20 +181,22 @@ def _full_search(facts: dict[str, Any], fid: str) -> str | None:
     return planner._upstream_ok(space, Engine(ctx), Restrict(), stacks, [fid])[fid]
 
 
-def _plan(facts: dict[str, Any], want: list[str], kept: dict[str, str | None]) -> str:
+def _plan(facts: dict[str, Any], want: list[str], kept: dict[str, str | None], hold: list[str] | None = None) -> str:
     ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
     features, _checks = evaluate_all(ctx)
     try:
-        got = planner.make_plan(ctx, list(features), want=want or None, upstream_kept=kept).to_json()
+        got = planner.make_plan(ctx, list(features), want=want or None, hold=hold, upstream_kept=kept).to_json()
     except Exception as exc:  # (a UsageError: the same either way)
         return f"error {type(exc).__name__} {exc}"
     return json.dumps(got, sort_keys=True)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(boxes())
-def test_generated_boxes_kept_answers_are_the_full_search(box: tuple[dict[str, Any], list[str], list[str]]) -> None:
-    facts, first, second = box
+def test_generated_boxes_kept_answers_are_the_full_search(
+    box: tuple[dict[str, Any], list[str], list[str], list[str]],
+) -> None:
+    facts, first, second, hold = box
     kept: dict[str, str | None] = {}
     _plan(facts, first, kept)
     import tempfile
@@ -207,4 +210,5 @@ def test_generated_boxes_kept_answers_are_the_full_search(box: tuple[dict[str, A
     assert read == kept
     for fid, answer in sorted(read.items())[:6]:  # (a few per box: each is a search of its own)
         assert answer == _full_search(facts, fid), fid
-    assert _plan(facts, second, dict(read)) == _plan(facts, second, {})
+    # a later request (with a hold: the search ignores holds and pins) reads them and plans what a full search plans
+    assert _plan(facts, second, dict(read), hold) == _plan(facts, second, {}, hold)
