@@ -318,6 +318,7 @@ def build_report(
     upstream_out: dict[str, str | None] | None = None,
     verdicts_out: list[FeatureVerdict] | None = None,
     keep_lookups: bool = False,
+    upstream_slot: list[tuple[str, str]] | None = None,
 ) -> tuple[Report, Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
@@ -334,7 +335,10 @@ def build_report(
     `checks_shown` False: the caller shows no check (`stackcheck plan`'s text), so the checks are not judged unless
     the plan cache keeps them (`checks` then as the stated facts leave them, else empty), and a facts file's implied
     versions are merged into the features only. `upstream_out`: filled with the upstream answers the plan cache's
-    entry keeps with the verdicts (plan_cache.Entry.upstream), for a plan with a request to read; `verdicts_out`:
+    entry keeps with the verdicts (plan_cache.Entry.upstream), and with those a plan with a request kept under the
+    same key (plan_cache.load_upstream), for a plan with a request to read; `upstream_slot`: given with
+    `upstream_out`, filled with (directory, key) where such answers can be kept (plan_cache.keep_upstream, by the
+    caller once its plan has added to them); `verdicts_out`:
     with the features as judged on the stated facts (before a facts file's implied versions are merged in: the
     planner's `box_verdicts`). `keep_lookups`: the context keeps each fact path's value once read
     (Context.keep_lookups), for a caller that changes neither its facts nor its launch (`stackcheck plan`, iperf27)."""
@@ -350,6 +354,7 @@ def build_report(
         upstream_out,
         verdicts_out,
         keep_lookups=keep_lookups,
+        upstream_slot=upstream_slot,
     )
     return report, context()
 
@@ -378,6 +383,7 @@ def _report(
     verdicts_out: list[FeatureVerdict] | None = None,
     preload_context: bool = True,
     keep_lookups: bool = False,
+    upstream_slot: list[tuple[str, str]] | None = None,
 ) -> tuple[Report, Manifests, Callable[[], Context]]:
     """build_report's work: the report, the manifests and the evaluation context, made on the first call (none is made
     where the verdicts and the plan are kept). `preload_context`: the context's module is imported in the loading
@@ -444,6 +450,14 @@ def _report(
 
     kept = _Kept(facts, launch, texts, context) if texts is not None else None
     if kept is not None and upstream_out is not None:
+        if kept.key:  # a plan with a request: the answers an earlier request on the same key kept (iperf37)
+            from stackcheck.assembly.plan_cache import load_upstream, upstream_dir
+
+            where = upstream_dir()
+            if where:
+                upstream_out.update(load_upstream(where, kept.key))
+                if upstream_slot is not None:
+                    upstream_slot.append((where, kept.key))
         upstream_out.update(kept.upstream)
     if kept is not None and kept.verdicts is not None:
         features, checks = cast("tuple[list[FeatureVerdict], list[CheckVerdict]]", kept.verdicts)

@@ -429,6 +429,67 @@ def _prune(directory: str, suffix: str = ".json", keep: int = MAX_ENTRIES) -> No
         os.close(fd)
 
 
+# ---- the ok-elsewhere answers of a plan with a request, kept under the plan's key ------------------------------
+#
+# A plan names, for each feature it leaves blocked, a stack of the manifests where it is ok, or none
+# (plan.planner._upstream_ok: the search over the best stack of each SGLang release; issue 21, iperf36: 38.9M of a
+# first `plan --want torch-symm-mem`'s 315M instructions). Those answers are a function of the facts, the launch
+# facts, the manifests and the code, as the plan's verdicts are: the audit's entry keeps them (Entry.upstream), but
+# a plan with a request (--want, --hold, --to) keeps no entry, so each request searched again. They are kept here,
+# one file per key_of key (the plan entry's own key: everything the answers are a function of, manifests and code
+# included, so a manifest changed or stackcheck upgraded is another key and nothing stale is read), under
+# upstream/, written and read as the plans are (privately, atomically; a file that does not parse, names another
+# key, is too large or has another shape is no answer: the search runs, as without a cache; a directory that
+# cannot be written is no cache). (iperf37: a key of the hardware facts alone, shared by boxes never seen, was not
+# built: the candidate stacks are those of the box's own software, and a stack's facts keep the box's where it
+# replaces nothing; see the iperf37 report.)
+
+UPSTREAM_FORMAT = 1
+MAX_UPSTREAM_BYTES = 256 * 1024
+
+
+def upstream_dir(env: Mapping[str, str] | None = None) -> str | None:
+    """Where the ok-elsewhere answers are kept, or None (caches turned off, no home directory)."""
+    env = os.environ if env is None else env
+    if turned_off(env):
+        return None
+    return user_cache_dir(env, "upstream")
+
+
+def load_upstream(directory: str, key: str) -> dict[str, str | None]:
+    """The answers kept under `key` ({feature: the stack described, or None}), or none (absent, unreadable, not
+    ours, corrupt, another key, another shape)."""
+    raw = read_private(directory, key + ".json", MAX_UPSTREAM_BYTES)
+    if raw is None:
+        return {}
+    from stackcheck import lean_json
+
+    try:
+        data = lean_json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != UPSTREAM_FORMAT or data.get("key") != key:
+        return {}
+    answers = data.get("upstream")
+    if not isinstance(answers, dict) or not all(type(k) is str for k in answers):
+        return {}
+    return _upstream(answers)
+
+
+def keep_upstream(directory: str, key: str, answers: Mapping[str, str | None]) -> bool:
+    """Keep `answers` under `key` (atomically, privately); False when not plain JSON, too large or not written."""
+    value = dict(answers)
+    if not value or not _plain(value) or not all(isinstance(v, str | None) for v in value.values()):
+        return False
+    from stackcheck import lean_json
+
+    text = lean_json.dumps({"format": UPSTREAM_FORMAT, "key": key, "upstream": value}, separators=(",", ":"))
+    if len(text) > MAX_UPSTREAM_BYTES or not write_private(directory, key + ".json", text.encode("utf-8")):
+        return False
+    _prune(directory)
+    return True
+
+
 # ---- the answer of `stackcheck plan --facts FILE ...`, kept whole ------------------------------------------------
 #
 # A plan of saved facts prints the same text for the same inputs, and a box is planned again and again (the plan,

@@ -141,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
     # against the checks for them
     upstream: dict[str, str | None] = {}  # which stack unblocks a feature, as the entry keeps it (planner)
     box: list[FeatureVerdict] = []  # the verdicts of the stated facts (planner: not judged again where unchanged)
+    slot: list[tuple[str, str]] = []  # where the upstream answers are kept for a request (plan_cache.keep_upstream)
     report, ctx = build_report(
         options_from(args),
         want_plan=plain,
@@ -150,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         upstream_out=upstream,
         verdicts_out=box,
         keep_lookups=True,  # (this command changes neither the facts nor the launch of the context: iperf27)
+        upstream_slot=slot if not plain else None,
     )
     if plain:
         doc = report["plan"]
@@ -157,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         from stackcheck.commands.arguments import feature_id
         from stackcheck.plan import make_plan
 
+        read = dict(upstream)
         known = [str(f.get("id")) for f in ctx.manifests.features]
         want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
         doc = make_plan(
@@ -172,6 +175,10 @@ def run(args: argparse.Namespace) -> int:
             # be merged, so they are judged again
             box_checks=list(report["checks"]) if fmt != "json" else None,
         ).to_json()
+        if slot and upstream != read:  # answers the planner worked out now: kept for the next request (iperf37)
+            from stackcheck.assembly.plan_cache import keep_upstream
+
+            keep_upstream(slot[0][0], slot[0][1], upstream)
         request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
         if any(request.values()):
             doc["request"] = request
