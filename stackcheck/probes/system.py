@@ -145,6 +145,7 @@ def host_memory(meminfo: str = "/proc/meminfo") -> int | None:
 
 #: the memory limit files of the cgroup roots: v2 (memory.max, "max" for none), v1 (memory.limit_in_bytes)
 CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+CGROUP_LIMITS_MOUNT = "/sys/fs/cgroup"
 
 
 def cgroup_memory_limit(paths: tuple[str, ...] = CGROUP_LIMITS) -> tuple[int | None, bool]:
@@ -198,16 +199,19 @@ def cgroup_limit_files(cgroup_text: str, mount: str = "/sys/fs/cgroup") -> list[
 
 
 def own_cgroup_memory_limit(proc_cgroup: str = "/proc/self/cgroup", mount: str = "/sys/fs/cgroup") -> int | None:
-    """The lowest memory limit of this process's cgroup and its parents (cgroup_limit_files), None where none is set
-    or read."""
+    """The lowest memory limit of this process's cgroup and its parents (cgroup_limit_files) and of the roots
+    (CGROUP_LIMITS under `mount`), None where none is set or read. The one reader of the limit: each file is read once
+    (imend8: the probe read the roots again beside this walk, which reaches them at its top); where /proc/self/cgroup
+    is not read, the roots alone."""
     try:
         with open(proc_cgroup, encoding="utf-8", errors="replace") as fh:
             text = fh.read(1 << 16)
     except OSError:
-        return None
-    found = [cgroup_memory_limit((path,))[0] for path in cgroup_limit_files(text, mount)]
-    limits = [v for v in found if v is not None]
-    return min(limits) if limits else None
+        text = ""
+    roots = [mount + path.removeprefix(CGROUP_LIMITS_MOUNT) for path in CGROUP_LIMITS]
+    files = cgroup_limit_files(text, mount)
+    files.extend(path for path in roots if path not in files)
+    return cgroup_memory_limit(tuple(dict.fromkeys(files)))[0]
 
 
 class SystemProbe(Probe):
@@ -255,10 +259,8 @@ class SystemProbe(Probe):
             "memory_total_bytes": host_memory() if host else None,
             "memory_limit_bytes": None,
         }
-        if host:
-            limit, _read = cgroup_memory_limit()
-            own = own_cgroup_memory_limit()  # (irev74: the process's own cgroup and its parents)
-            system["memory_limit_bytes"] = min(v for v in (limit, own) if v is not None) if (limit or own) else None
+        if host:  # (irev74: the process's own cgroup and its parents; imend8: the roots in the same one reading)
+            system["memory_limit_bytes"] = own_cgroup_memory_limit()
         if notes:
             system["error"] = "; ".join(notes)
             return ProbeResult({"system": system}, "partial", notes[0])
