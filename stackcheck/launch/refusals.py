@@ -1929,13 +1929,12 @@ _ROPE_THETA_FILE_DEFAULT = {
 #: config classes: transformers 5.13.0-5.19.0 MiMoV2FlashConfig and ZayaConfig return the kwargs untouched from
 #: convert_rope_params_to_dict (5.19.0 configuration_mimo_v2_flash.py:134-135, configuration_zaya.py:114-120), which
 #: PreTrainedConfig then sets as attributes (5.19.0 configuration_utils.py:349-350, :376-383); SGLang's own
-#: ZayaConfig takes rope_theta as a parameter (0.5.23 configs/zaya.py:62, :197). Per layer-type key of a nested
-#: rope_parameters: the top-level key whose value the model file serves those layers instead (None: rope_theta).
-#: MiMo-V2 was read so by igap55 (its SWA layers: {"sliding_attention": "swa_rope_theta"}); at the merge with ifc56 it
-#: moved to _ROPE_THETA_NOT_READ (unknown), since 5.19.0's class also fills rope_parameters, which mimo_v2.py hands
-#: get_rope as rope_scaling.
-_ROPE_THETA_TOP_KEPT: dict[str, tuple[float, dict[str, str | None]]] = {
-    "ZayaForCausalLM": (1000000.0, {}),
+#: ZayaConfig takes rope_theta as a parameter (0.5.23 configs/zaya.py:62, :197). The value: the file's default base,
+#: which it serves every layer. MiMo-V2 was read here by igap55 (with a per-layer override for its SWA layers); at the
+#: merge with ifc56 it moved to _ROPE_THETA_NOT_READ (unknown), since 5.19.0's class also fills rope_parameters, which
+#: mimo_v2.py hands get_rope as rope_scaling; imend8 removed the override, which no architecture here had left.
+_ROPE_THETA_TOP_KEPT: dict[str, float] = {
+    "ZayaForCausalLM": 1000000.0,
 }
 
 
@@ -1989,7 +1988,7 @@ def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
         return False
     top_kept = _ROPE_THETA_TOP_KEPT.get(architecture or "")
     if top_kept is not None:
-        return _rope_theta_top_kept(str(architecture), keys, *top_kept)
+        return _rope_theta_top_kept(str(architecture), keys, top_kept)
     default = _ROPE_THETA_FILE_DEFAULT.get(architecture or "")
     if default is None:
         return False
@@ -2028,10 +2027,9 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _rope_theta_top_kept(
-    architecture: str, keys: Mapping[str, Any], default: float, layers: dict[str, str | None]
-) -> Any:
-    """_rope_theta_lost for an architecture whose config classes keep a top-level rope_theta (igap55)."""
+def _rope_theta_top_kept(architecture: str, keys: Mapping[str, Any], default: float) -> Any:
+    """_rope_theta_lost for an architecture whose config classes keep a top-level rope_theta and whose model file
+    serves every layer one base (igap55)."""
     top = keys.get("rope_theta")
     if top is not None:
         if not _is_number(top):
@@ -2052,7 +2050,7 @@ def _rope_theta_top_kept(
         return _Judged(
             False, f"{architecture}: rope_theta {_theta_text(top)} at the top of config.json (kept by the config class)"
         )
-    # (what the file serves where config.json has no top-level rope_theta: the default, or a top-level override)
+    # (what the file serves every layer where config.json has no top-level rope_theta: the default)
     stated: list[tuple[str, Any, Any]] = []
     for nested in ("rope_parameters", "rope_scaling"):
         sub = keys.get(nested)
@@ -2062,10 +2060,7 @@ def _rope_theta_top_kept(
             stated.append((f"{nested}.rope_theta", sub.get("rope_theta"), default))
         for layer, value in sub.items():
             if isinstance(value, Mapping) and "rope_theta" in value:
-                override = layers.get(layer)
-                served: Any = keys.get(override) if override is not None else None
-                base = served if _is_number(served) else default  # (no float(): irev73's overflow)
-                stated.append((f"{nested}.{layer}.rope_theta", value.get("rope_theta"), base))
+                stated.append((f"{nested}.{layer}.rope_theta", value.get("rope_theta"), default))
         if stated:
             break
     if not stated:
