@@ -687,13 +687,17 @@ def _srun_env_seen(trace: dict[str, Any] | None, found: list[tuple[str, int | No
         trace.setdefault("srun_env_gpus", []).extend(found)
 
 
-def _devices_on_node(options: Mapping[str, Any]) -> int:
+def _devices_on_node(options: Mapping[str, Any], release: str | None = None) -> int:
     """How many CUDA devices the launch's ranks on this node need to see: the highest ordinal they take plus one
     (preflight/gpus.py gpu_ordinals, as SGLang lays them out: --dp-size groups without --enable-dp-attention each take
     tp x pp GPUs, 0.5.23 managers/data_parallel_controller.py:445-449 base_gpu_id += tp_size * pp_size *
     gpu_id_step; --base-gpu-id and --gpu-id-step move them), the rank count alone past MAX_NODE_RANKS. irev74:
     srun's GPU count was compared with tp x pp alone, so `srun --gpus-per-task=2 ... --tp 2 --dp-size 2` (4 GPUs)
-    was allowed."""
+    was allowed. imend8: SGLang 0.5.1-0.5.2 offset each DP group by tp_size * gpu_id_step alone (0.5.1
+    data_parallel_controller.py:150, 0.5.2 :156; tp x pp from 0.5.3, :212-213; preflight.json gpu_layout.dp_offset),
+    so with --pp-size the groups overlap and the highest ordinal is lower: `--tp 2 --pp-size 2 --dp-size 2` takes
+    ordinals 0-5 there, not 0-7; counted as 8 for every release, a task given 6 or 7 GPUs was refused. The release
+    unknown: the larger count (fail closed)."""
     from stackcheck.launch.preflight.gpus import MAX_NODE_RANKS, Layout, gpu_ordinals, ranks_on_node
 
     layout = Layout.from_options(options)
@@ -702,7 +706,8 @@ def _devices_on_node(options: Mapping[str, Any]) -> int:
     ranks = ranks_on_node(layout)
     if ranks > MAX_NODE_RANKS:
         return ranks
-    return max(gpu_ordinals(layout), default=-1) + 1
+    includes_pp = not _release_inside(release, "<0.5.3")
+    return max(gpu_ordinals(layout, includes_pp), default=-1) + 1
 
 
 def srun_gpus_problem(given: str, needed: int) -> Problem:
@@ -1997,7 +2002,9 @@ def derive(
         tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)
         nodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
         if isinstance(tp, int) and isinstance(pp, int) and nodes:
-            asked = max(-(-tp * pp // nodes), _devices_on_node(found))
+            asked = max(-(-tp * pp // nodes), _devices_on_node(found, release))
+            if release is None and _devices_on_node(found, "0.5.2") != _devices_on_node(found):
+                d.reads_release = True  # (imend8: 0.5.1-0.5.2 lay DP groups out otherwise: judged again once known)
             short = next(((o, c) for o, c in gpus_given if c is None or c < asked), None)
             if short is not None:
                 d.problems.insert(0, srun_gpus_problem(short[0], asked))
