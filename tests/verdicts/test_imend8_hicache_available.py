@@ -105,3 +105,33 @@ def test_the_measurement_is_left_out_of_the_cache_digest_and_its_reader_is_marke
     assert not memory.read_available
     _hicache_available(GB, 1, memory, "w", "r")
     assert memory.read_available
+
+
+def test_a_gate_decision_that_read_the_available_memory_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # (the facts' digest leaves memory_available_bytes out: a decision kept would be served after it changed)
+    from stackcheck.cli import main
+    from stackcheck.commands import gate as gate_command
+
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "c"))
+    served: list[int] = []
+    serve = gate_command.Kept.serve
+
+    def spy(kept: Any, command: Any) -> int:
+        served.append(1)
+        return serve(kept, command)
+
+    monkeypatch.setattr(gate_command.Kept, "serve", spy)
+    doc = json.loads(H200_NEWEST.read_text())
+    doc["facts"]["system"].update(memory_total_bytes=2 * TB, memory_limit_bytes=None, memory_available_bytes=2 * TB)
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(doc))
+    model = model_dir(tmp_path, "llama3", LLAMA3)
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp-size", "8"]
+    for flags in ([], ["--enable-hierarchical-cache", "--hicache-size", "100"]):
+        for _ in range(2):
+            main(["gate", "--dry-run", "--facts", str(path), "--", *line, *flags])
+            capsys.readouterr()
+    assert len(served) == 1  # (the launch without HiCache served the second time, the one with it not)
