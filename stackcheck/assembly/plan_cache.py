@@ -135,7 +135,9 @@ _PER_RUN = {"binaries": "duration_ms"}
 #: rule reads it, and what the answer says (executable, version, prefix, sys_path) is compared as it is. A changed
 #: interpreter is a new answer: the python probe's own cache is keyed by its size, mtime, ctime and inode
 #: (python_env.cache_key), so a replaced interpreter is run again and its answer compared here.
-_PER_RUN_SECTION = {"kernel_symbols": "ms", "python": "learned"}
+#: (imend8) system.memory_available_bytes changes on every run; the one rule that reads it (the gate's HiCache host
+#: pool, refusals._hicache_available) marks its decision not to be kept (BoxMemory.read_available, commands/gate.py)
+_PER_RUN_SECTION = {"kernel_symbols": "ms", "python": "learned", "system": "memory_available_bytes"}
 
 
 def _described(facts: Any) -> Any:

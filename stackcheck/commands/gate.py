@@ -1012,12 +1012,18 @@ def _decide_with(
     # a refusal's advice names only backends this box runs (fa3 is no advice on SM120, ascend on no NVIDIA GPU)
     statuses = {name: str(v.get("status")) for name, v in verdicts.items()}
     mla = pre.launch.get("model_mla") if pre is not None else None
+    memory = box_memory(ctx.facts)
     extra += refusal_problems(
         derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre),
         torch_cuda=ctx.torch_cuda(), unrunnable=backends_not_running(mapping, statuses),
         model_mla=mla if isinstance(mla, bool) else None, gpu_sm=lowest_gpu_sm(ctx.facts),
-        box_memory=box_memory(ctx.facts),
+        box_memory=memory,
     )  # fmt: skip
+    if memory.read_available:  # (imend8: the memory available now, which the facts' digest leaves out: not kept)
+        from stackcheck.assembly import gate_cache
+
+        for kept in gate_cache.ACTIVE:
+            kept.spoiled = True
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
     )

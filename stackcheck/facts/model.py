@@ -111,6 +111,7 @@ if TYPE_CHECKING:
         env: dict[str, str]
         memory_total_bytes: int | None  # this host's MemTotal (igap55); null: not read, or not this host
         memory_limit_bytes: int | None  # its cgroup's memory limit; null: none, or not read
+        memory_available_bytes: int | None  # MemAvailable, or the cgroup's headroom if lower (imend8); null: not read
         error: str
 
     class PythonFacts(TypedDict, total=False):

@@ -221,6 +221,7 @@ def find_launch(
     policy = _env_policy(argv, 0, env) if argv else None
     root = _root_change(argv, 0, env) if argv else None
     copies = (_srun_copies(argv, 0, env) if argv else None) or _srun_nested(argv)
+    srun_env = srun_env_gpus(argv, 0, env) if argv else []  # (imend8: srun's GPU options from its environment)
     from stackcheck.launch.elsewhere import wrapper_at
 
     wrapped = wrapper_at(argv, 0, env) if argv else None  # (igap54: ssh, docker exec, conda run, torchrun, ...)
@@ -269,6 +270,7 @@ def find_launch(
                         _policy_seen(trace, policy)
                     _root_seen(trace, root)
                     _copies_seen(trace, copies)
+                    _srun_env_seen(trace, srun_env)
                     _wrapped_seen(trace, wrapped, cleared)
                     _level(trace, argv[:i])
                     return nested
@@ -278,6 +280,7 @@ def find_launch(
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
                 _copies_seen(trace, copies)
+                _srun_env_seen(trace, srun_env)
                 _wrapped_seen(trace, wrapped)
                 _level(trace, argv)
                 return found, rest, dict(env)
@@ -297,6 +300,7 @@ def find_launch(
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
                 _copies_seen(trace, copies)
+                _srun_env_seen(trace, srun_env)
                 _wrapped_seen(trace, wrapped)
                 _level(trace, argv[:i])
                 return inner
@@ -310,6 +314,7 @@ def find_launch(
         policy = policy or _env_policy(argv, i, env)
         root = root or _root_change(argv, i, env)
         copies = copies or _srun_copies(argv, i, env)
+        srun_env += srun_env_gpus(argv, i, env)
         if wrapped is None:
             wrapped = wrapper_at(argv, i, env)
             if wrapped is None:
@@ -605,6 +610,11 @@ def _gpu_count(option: str, value: str | None) -> int | None:
     type only is 1; the others `[type:]number`."""
     if value is None:
         return None
+    if option == "--tres-per-task":  # (imend8: "trestype[/tresname]=count", srun(1); its gres/gpu entry)
+        tres = [e for e in value.split(",") if e.split("=", 1)[0].split(":", 1)[0] == "gres/gpu"]
+        if not tres:
+            return 0
+        return _small_count(tres[0].partition("=")[2], None)  # (no count, or one with a suffix: not read)
     if option == "--gres":
         entries = [e for e in value.split(",") if e.split(":", 1)[0] in ("gpu", "gres/gpu")]
         if not entries:
@@ -633,9 +643,9 @@ def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
         if os.path.basename(word) != "srun":
             continue
         for names, value in srun_options(argv, i):
-            if len(names) == 1 and names[0] in ("gpus-per-task", "gpus-per-node", "gres"):
+            if len(names) == 1 and names[0] in ("gpus-per-task", "gpus-per-node", "gres", "tres-per-task"):
                 got = _gpu_count(f"--{names[0]}", value)
-                if not (names[0] == "gres" and got == 0):
+                if not (names[0] in ("gres", "tres-per-task") and got == 0):
                     out.append((f"--{names[0]}={value}", got))
         gpus = _srun_counts(argv, i).get("gpus")  # (--gpus / -G: the last one given)
         if gpus is not None:
@@ -643,13 +653,68 @@ def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
     return out
 
 
-def _devices_on_node(options: Mapping[str, Any]) -> int:
+#: (imend8) srun's input environment variables of the GPU options srun_gpus reads (Slurm src/srun/opt.c, master
+#: 2026-08-20 284c3b95f0: env_vars[] :546-631 maps SLURM_GPUS to -G, SLURM_GPUS_PER_NODE, SLURM_GPUS_PER_TASK,
+#: SLURM_GRES and SLURM_TRES_PER_TASK to their long options; initialize_and_process_args :398-402 applies them before
+#: the command line (_opt_env, then _opt_args), so an option on the line wins; _opt_env :656-683 reads each also as
+#: NAME_PACK_GROUP_0 and NAME_HET_GROUP_0 after it, the later one winning; :947-950 drops SLURM_GPUS_PER_NODE inside
+#: a job (SLURM_JOB_ID set) where --gpus is on the line). sbatch exports SLURM_GPUS_PER_TASK / SLURM_GPUS /
+#: SLURM_GPUS_PER_NODE to the batch script for its own --gpus* (sbatch(1) OUTPUT ENVIRONMENT VARIABLES), so an srun
+#: in a batch job inherits them; sbatch's own SBATCH_* input variables srun does not read (not in env_vars[]).
+SRUN_GPU_ENV = (
+    ("SLURM_GPUS", "gpus"),
+    ("SLURM_GPUS_PER_NODE", "gpus-per-node"),
+    ("SLURM_GPUS_PER_TASK", "gpus-per-task"),
+    ("SLURM_GRES", "gres"),
+    ("SLURM_TRES_PER_TASK", "tres-per-task"),
+)
+
+
+def srun_env_gpus(argv: Sequence[str], at: int, env: Mapping[str, str]) -> list[tuple[str, int | None]]:
+    """The GPU options srun (argv[at]) takes from its environment `env` and not from its line, each with the count it
+    gives (_gpu_count; --tres-per-task: its gres/gpu entry as --gres's, another TRES no GPU): SRUN_GPU_ENV."""
+    from stackcheck.launch.runners import srun_options
+
+    if os.path.basename(argv[at]) != "srun":
+        return []
+    on_line = {names[0] for names, _ in srun_options(argv, at) if len(names) == 1}
+    if "gpus" in _srun_counts(argv, at):
+        on_line.add("gpus")
+    out: list[tuple[str, int | None]] = []
+    for var, option in SRUN_GPU_ENV:
+        name, value = var, env.get(var)
+        for group in (f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
+            if group in env:
+                name, value = group, env[group]
+        if value is None or option in on_line:
+            continue
+        if option == "gpus-per-node" and "gpus" in on_line and "SLURM_JOB_ID" in env:
+            continue
+        if option == "tres-per-task" and "gpus-per-task" in on_line:
+            continue  # (slurm_opt.c _set_tres_per_task_from_sibling_opt_internal: the line's --gpus-per-task wins)
+        got = _gpu_count(f"--{option}", value)
+        if option in ("gres", "tres-per-task") and got == 0:
+            continue
+        out.append((f"--{option}={value} (from {name} in its environment)", got))
+    return out
+
+
+def _srun_env_seen(trace: dict[str, Any] | None, found: list[tuple[str, int | None]]) -> None:
+    if trace is not None and found:
+        trace.setdefault("srun_env_gpus", []).extend(found)
+
+
+def _devices_on_node(options: Mapping[str, Any], release: str | None = None) -> int:
     """How many CUDA devices the launch's ranks on this node need to see: the highest ordinal they take plus one
     (preflight/gpus.py gpu_ordinals, as SGLang lays them out: --dp-size groups without --enable-dp-attention each take
     tp x pp GPUs, 0.5.23 managers/data_parallel_controller.py:445-449 base_gpu_id += tp_size * pp_size *
     gpu_id_step; --base-gpu-id and --gpu-id-step move them), the rank count alone past MAX_NODE_RANKS. irev74:
     srun's GPU count was compared with tp x pp alone, so `srun --gpus-per-task=2 ... --tp 2 --dp-size 2` (4 GPUs)
-    was allowed."""
+    was allowed. imend8: SGLang 0.5.1-0.5.2 offset each DP group by tp_size * gpu_id_step alone (0.5.1
+    data_parallel_controller.py:150, 0.5.2 :156; tp x pp from 0.5.3, :212-213; preflight.json gpu_layout.dp_offset),
+    so with --pp-size the groups overlap and the highest ordinal is lower: `--tp 2 --pp-size 2 --dp-size 2` takes
+    ordinals 0-5 there, not 0-7; counted as 8 for every release, a task given 6 or 7 GPUs was refused. The release
+    unknown: the larger count (fail closed)."""
     from stackcheck.launch.preflight.gpus import MAX_NODE_RANKS, Layout, gpu_ordinals, ranks_on_node
 
     layout = Layout.from_options(options)
@@ -658,11 +723,13 @@ def _devices_on_node(options: Mapping[str, Any]) -> int:
     ranks = ranks_on_node(layout)
     if ranks > MAX_NODE_RANKS:
         return ranks
-    return max(gpu_ordinals(layout), default=-1) + 1
+    includes_pp = not _release_inside(release, "<0.5.3")
+    return max(gpu_ordinals(layout, includes_pp), default=-1) + 1
 
 
 def srun_gpus_problem(given: str, needed: int) -> Problem:
-    return Problem("srun", "unknown", None, f"`srun {given}` stands before the launch: each task sees the GPUs srun "
+    shown = f"`srun {given}`" if " (from " not in given else f"srun with {given}"
+    return Problem("srun", "unknown", None, f"{shown} stands before the launch: each task sees the GPUs srun "
                    f"gives it (CUDA_VISIBLE_DEVICES), fewer than the {needed} the launch asks for (--tp x --pp on "
                    "one node, x --dp-size without DP attention, past --base-gpu-id), or a count not read; the "
                    "server finds too few devices (fail closed); give srun at least as many GPUs a task",
@@ -1966,11 +2033,14 @@ def derive(
             elif "default" in o and o.get("value") == "int":
                 d.launch[fact] = o["default"]
     gpus_given = srun_gpus(path) if "srun" in (os.path.basename(w) for w in path) else []
+    gpus_given += trace.get("srun_env_gpus", [])  # (imend8: where the line gives none, srun's environment)
     if gpus_given:  # (ifc56: srun's GPU options against what the launch asks for)
         tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)
         nodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
         if isinstance(tp, int) and isinstance(pp, int) and nodes:
-            asked = max(-(-tp * pp // nodes), _devices_on_node(found))
+            asked = max(-(-tp * pp // nodes), _devices_on_node(found, release))
+            if release is None and _devices_on_node(found, "0.5.2") != _devices_on_node(found):
+                d.reads_release = True  # (imend8: 0.5.1-0.5.2 lay DP groups out otherwise: judged again once known)
             short = next(((o, c) for o, c in gpus_given if c is None or c < asked), None)
             if short is not None:
                 d.problems.insert(0, srun_gpus_problem(short[0], asked))

@@ -1618,13 +1618,16 @@ def _hicache_host_pool_bounded(d: Derived, declared: set[str] | None, values: Ma
 
 class BoxMemory:
     """What the facts say of the box's memory (igap55): the memory a process may take (this host's MemTotal, or its
-    cgroup's limit where lower; None: not read) and the largest GPU's memory (None: a GPU's not read, or none)."""
+    cgroup's limit where lower; None: not read), the largest GPU's memory (None: a GPU's not read, or none) and the
+    memory available when probed (imend8: MemAvailable, or the cgroup's headroom where lower; None: not read)."""
 
-    __slots__ = ("budget", "gpu_max")
+    __slots__ = ("available", "budget", "gpu_max", "read_available")
 
-    def __init__(self, budget: int | None, gpu_max: int | None) -> None:
+    def __init__(self, budget: int | None, gpu_max: int | None, available: int | None = None) -> None:
         self.budget = budget
         self.gpu_max = gpu_max
+        self.available = available
+        self.read_available = False  # (set where a rule read `available`: a decision the gate cache may not keep)
 
 
 def _memory_bytes(value: Any) -> TypeGuard[int]:
@@ -1642,17 +1645,54 @@ def _gb(n: float) -> str:
 
 
 def box_memory(facts: Mapping[str, Any]) -> BoxMemory:
-    """BoxMemory from a report's facts: system.memory_total_bytes, system.memory_limit_bytes, gpus[].memory_bytes."""
+    """BoxMemory from a report's facts: system.memory_total_bytes, system.memory_limit_bytes, gpus[].memory_bytes,
+    system.memory_available_bytes."""
     system = facts.get("system") if isinstance(facts.get("system"), Mapping) else {}
     total = system.get("memory_total_bytes") if isinstance(system, Mapping) else None
     limit = system.get("memory_limit_bytes") if isinstance(system, Mapping) else None
+    free = system.get("memory_available_bytes") if isinstance(system, Mapping) else None
     budget = total if _memory_bytes(total) else None
     if budget is not None and _memory_bytes(limit) and limit < budget:
         budget = limit
     sizes = [g.get("memory_bytes") if isinstance(g, Mapping) else None for g in facts.get("gpus") or []]
     known = [m for m in sizes if _memory_bytes(m)]
     gpu_max = max(known) if known and len(known) == len(sizes) else None
-    return BoxMemory(budget, gpu_max)
+    available = free if _memory_bytes(free) and budget is not None else None
+    return BoxMemory(budget, gpu_max, min(available, budget) if available is not None and budget is not None else None)
+
+
+#: (imend8) what the server's own processes take of the host's memory before each rank builds its HiCache pool, kept
+#: back from the memory available when probed: 4 GiB a rank on the node (its Python, torch and CUDA runtime; a
+#: scheduler process's resident size is some 1-3 GiB before its pools, inferred from the processes' makeup, not
+#: measured here; weights read through the page cache stay in MemAvailable, which counts reclaimable cache)
+_HICACHE_RANK_MARGIN_BYTES = 4 * 2**30
+
+
+def _hicache_available(asked: int | float, ranks: int, memory: BoxMemory, what: str, room: str) -> Any:
+    """A HiCache request that fits the box's memory less the reserve (the rule's upper bound) against what SGLang
+    checks it against: the memory available when each rank builds its pool (0.5.10-0.5.20 psutil.virtual_memory()
+    .available less the 10 GiB reserve, 0.5.10 memory_pool_host.py:187-197, 0.5.19 pool_host/base.py; 0.5.21+ the
+    lower of that and the cgroup headroom, 0.5.23 mem_cache/host_memory.py:136-162, pool_host/base.py:83-108). The
+    facts give it at the probe's time only (imend8: the rule compared with MemTotal, and allowed a pool the memory in
+    use at launch leaves no room for): False where it fits that less the reserve and a margin for the server's own
+    processes (_HICACHE_RANK_MARGIN_BYTES a rank; memory freed later only adds room), unknown else, and unknown where
+    the facts lack it."""
+    memory.read_available = True  # (a measurement of this run: the gate keeps no decision that read it)
+    if memory.available is None:
+        return _Judged(None, f"{what}, within the box's {room}",
+                       missing="whether the memory available at launch holds it: SGLang checks the pool against the "
+                       "available memory (psutil's, 0.5.21+ also the cgroup's headroom), which the facts lack (a "
+                       "report before imend8, --root, --image, or not read)")  # fmt: skip
+    margin = _HICACHE_RANK_MARGIN_BYTES * ranks
+    free = memory.available - _HICACHE_RESERVE_BYTES - margin
+    told = (f"{_gb(memory.available)} available when probed, less SGLang's 10 GiB reserve and {_gb(margin)} for the "
+            f"server's own {ranks} process(es)")  # fmt: skip
+    if asked <= free:
+        return _Judged(False, f"{what}, within the {told} ({_gb(free)})")
+    return _Judged(None, f"{what}, within the box's {room}",
+                   missing=f"whether the memory available at launch holds it: {told} leave {_gb(max(free, 0))}, and "
+                   "SGLang checks each rank's pool against the memory available when it builds it (what other "
+                   "processes free or take by then is not read)")  # fmt: skip
 
 
 def _hicache_request(d: Derived, declared: set[str] | None) -> tuple[int | None, float | None, list[str]]:
@@ -1740,7 +1780,7 @@ def _hicache_host_over_memory(
                            missing="whether the pools pin: each DP replica checks its own ranks' pools against the "
                            "memory available when it starts, so the replicas together ask for more than the box "
                            "has and which one fails, or the kernel's OOM killer, is not read")  # fmt: skip
-        return _Judged(False, f"{what}, within the box's {room}")
+        return _hicache_available(asked * groups, ranks * groups, memory, what, room)
     if ratio is None or ratio <= 0:
         return False
     ratio_given = option_value(d.sglang_args, ("--hicache-ratio",), declared) is not None
@@ -1751,7 +1791,8 @@ def _hicache_host_over_memory(
     most = ratio * memory.gpu_max * ranks * groups
     what = f"--hicache-ratio {ratio:g} x the device KV pool of each of {ranks * groups} rank(s)"
     if most <= left:
-        return _Judged(False, f"{what}: at most {_gb(most)} (a pool of the whole GPU), within the box's {room}")
+        told = f"{what}: at most {_gb(most)} (a pool of the whole GPU)"
+        return _hicache_available(most, ranks * groups, memory, told, room)
     return _Judged(None, what, missing=f"whether the host pool fits: it asks for up to {_gb(most)} (a "
                    f"device pool of the whole GPU) against the box's {room}, and the device KV pool's size (the "
                    "GPU memory left after the weights at --mem-fraction-static) is not in the facts")  # fmt: skip
@@ -1929,13 +1970,12 @@ _ROPE_THETA_FILE_DEFAULT = {
 #: config classes: transformers 5.13.0-5.19.0 MiMoV2FlashConfig and ZayaConfig return the kwargs untouched from
 #: convert_rope_params_to_dict (5.19.0 configuration_mimo_v2_flash.py:134-135, configuration_zaya.py:114-120), which
 #: PreTrainedConfig then sets as attributes (5.19.0 configuration_utils.py:349-350, :376-383); SGLang's own
-#: ZayaConfig takes rope_theta as a parameter (0.5.23 configs/zaya.py:62, :197). Per layer-type key of a nested
-#: rope_parameters: the top-level key whose value the model file serves those layers instead (None: rope_theta).
-#: MiMo-V2 was read so by igap55 (its SWA layers: {"sliding_attention": "swa_rope_theta"}); at the merge with ifc56 it
-#: moved to _ROPE_THETA_NOT_READ (unknown), since 5.19.0's class also fills rope_parameters, which mimo_v2.py hands
-#: get_rope as rope_scaling.
-_ROPE_THETA_TOP_KEPT: dict[str, tuple[float, dict[str, str | None]]] = {
-    "ZayaForCausalLM": (1000000.0, {}),
+#: ZayaConfig takes rope_theta as a parameter (0.5.23 configs/zaya.py:62, :197). The value: the file's default base,
+#: which it serves every layer. MiMo-V2 was read here by igap55 (with a per-layer override for its SWA layers); at the
+#: merge with ifc56 it moved to _ROPE_THETA_NOT_READ (unknown), since 5.19.0's class also fills rope_parameters, which
+#: mimo_v2.py hands get_rope as rope_scaling; imend8 removed the override, which no architecture here had left.
+_ROPE_THETA_TOP_KEPT: dict[str, float] = {
+    "ZayaForCausalLM": 1000000.0,
 }
 
 
@@ -1989,7 +2029,7 @@ def _rope_theta_lost(architecture: str | None, keys: Any) -> Any:
         return False
     top_kept = _ROPE_THETA_TOP_KEPT.get(architecture or "")
     if top_kept is not None:
-        return _rope_theta_top_kept(str(architecture), keys, *top_kept)
+        return _rope_theta_top_kept(str(architecture), keys, top_kept)
     default = _ROPE_THETA_FILE_DEFAULT.get(architecture or "")
     if default is None:
         return False
@@ -2028,10 +2068,9 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _rope_theta_top_kept(
-    architecture: str, keys: Mapping[str, Any], default: float, layers: dict[str, str | None]
-) -> Any:
-    """_rope_theta_lost for an architecture whose config classes keep a top-level rope_theta (igap55)."""
+def _rope_theta_top_kept(architecture: str, keys: Mapping[str, Any], default: float) -> Any:
+    """_rope_theta_lost for an architecture whose config classes keep a top-level rope_theta and whose model file
+    serves every layer one base (igap55)."""
     top = keys.get("rope_theta")
     if top is not None:
         if not _is_number(top):
@@ -2052,7 +2091,7 @@ def _rope_theta_top_kept(
         return _Judged(
             False, f"{architecture}: rope_theta {_theta_text(top)} at the top of config.json (kept by the config class)"
         )
-    # (what the file serves where config.json has no top-level rope_theta: the default, or a top-level override)
+    # (what the file serves every layer where config.json has no top-level rope_theta: the default)
     stated: list[tuple[str, Any, Any]] = []
     for nested in ("rope_parameters", "rope_scaling"):
         sub = keys.get(nested)
@@ -2062,10 +2101,7 @@ def _rope_theta_top_kept(
             stated.append((f"{nested}.rope_theta", sub.get("rope_theta"), default))
         for layer, value in sub.items():
             if isinstance(value, Mapping) and "rope_theta" in value:
-                override = layers.get(layer)
-                served: Any = keys.get(override) if override is not None else None
-                base = served if _is_number(served) else default  # (no float(): irev73's overflow)
-                stated.append((f"{nested}.{layer}.rope_theta", value.get("rope_theta"), base))
+                stated.append((f"{nested}.{layer}.rope_theta", value.get("rope_theta"), default))
         if stated:
             break
     if not stated:

@@ -22,7 +22,10 @@ import re
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from typing import TypeVar
+
+    R = TypeVar("R")
 
 
 class Runner(NamedTuple):
@@ -194,55 +197,85 @@ def srun_options(argv: Sequence[str], at: int) -> list[tuple[tuple[str, ...], st
     return out
 
 
-def read_runner(argv: Sequence[str], at: int) -> Reading:
-    """Where the command of the runner argv[at] (a RUNNERS program) stands."""
-    spec = RUNNERS[os.path.basename(argv[at])]
+def walk_options(
+    argv: Sequence[str],
+    at: int,
+    long_option: Callable[[int, str], int | R],
+    short_option: Callable[[int, str, int], int | R],
+) -> tuple[int, R | None]:
+    """The one walk of a program's options before its command (imend8: read_runner's and read_flock's twin loops),
+    as getopt reads them with `+` (options only before the first other word): `--` ends them (the command after
+    it), `-` or a word without `-` is the first other word; a `--name[=value]` word is `long_option(i, word)`'s, a
+    cluster of short options (`-ac`, `-n5`) `short_option(i, word, j)`'s letter by letter. Each answers how many
+    words the option takes (a long one: 1 or 2; a short one: 0 to read the cluster's next letter, else the words
+    its value ends the cluster with) or a reading that ends the walk. (where the options end, that reading or
+    None)."""
     i, n = at + 1, len(argv)
     while i < n:
         word = argv[i]
         if word == "--":
-            i += 1
-            break
+            return i + 1, None
         if not word.startswith("-") or word == "-":
-            break
-        if os.path.basename(argv[at]) == "nice" and re.fullmatch(r"-[+-]?\d+", word):
-            i += 1  # (nice's obsolete `-N` adjustment)
-            continue
+            return i, None
         if word.startswith("--"):
-            got = _long(spec, word)
-            if got is None and spec is RUNNERS["srun"]:
-                names = srun_long(word)
-                if len(names) > 1:  # (igap53: srun exits on an ambiguous prefix)
-                    return Reading(None, f"`{word.split('=', 1)[0]}` names several srun options ({', '.join(names)}: "
-                                   "getopt_long refuses it as ambiguous)")  # fmt: skip
-                if names:
-                    got = names[0], names[0] in SRUN_LONG_VALUE | spec.long_value
-            if got is None:
-                if "=" in word or spec.every_long_known:
-                    if spec.every_long_known:
-                        return Reading(None, f"`{word}` is no option of {os.path.basename(argv[at])} the gate reads")
-                    i += 1
-                    continue
-                return Reading(None, f"whether `{word}` takes the next word as its value is not read")
-            name, takes = got
-            if name in spec.no_command_long:
-                return Reading(None)
-            i += 2 if takes and "=" not in word else 1
-            continue
-        j = 1
-        while j < len(word):  # a cluster of short options (`-ac`, `-n5`)
-            letter = word[j]
-            if letter in spec.no_command:
-                return Reading(None)
-            if letter in spec.short_value:
-                i += 1 if j + 1 < len(word) else 2
-                break
-            if letter not in spec.short_plain:
-                return Reading(None, f"`-{letter}` is no option of {os.path.basename(argv[at])} the gate reads")
-            j += 1
+            got = long_option(i, word)
         else:
-            i += 1
-    if spec.positional and os.path.basename(argv[at]) == "chrt" and i < n and not argv[i].isdigit():
+            got, j = 0, 1
+            while isinstance(got, int) and got == 0 and j < len(word):
+                got = short_option(i, word, j)
+                j += 1
+            if isinstance(got, int) and got == 0:
+                got = 1  # (the whole cluster read, no value in it)
+        if not isinstance(got, int):
+            return i, got
+        i += got
+    return i, None
+
+
+def read_runner(argv: Sequence[str], at: int) -> Reading:
+    """Where the command of the runner argv[at] (a RUNNERS program) stands."""
+    program = os.path.basename(argv[at])
+    spec = RUNNERS[program]
+
+    def long_option(i: int, word: str) -> int | Reading:
+        if program == "nice" and re.fullmatch(r"-[+-]?\d+", word):
+            return 1  # (nice's obsolete `-N` adjustment)
+        got = _long(spec, word)
+        if got is None and spec is RUNNERS["srun"]:
+            names = srun_long(word)
+            if len(names) > 1:  # (igap53: srun exits on an ambiguous prefix)
+                return Reading(None, f"`{word.split('=', 1)[0]}` names several srun options ({', '.join(names)}: "
+                               "getopt_long refuses it as ambiguous)")  # fmt: skip
+            if names:
+                got = names[0], names[0] in SRUN_LONG_VALUE | spec.long_value
+        if got is None:
+            if spec.every_long_known:
+                return Reading(None, f"`{word}` is no option of {program} the gate reads")
+            if "=" in word:
+                return 1
+            return Reading(None, f"whether `{word}` takes the next word as its value is not read")
+        name, takes = got
+        if name in spec.no_command_long:
+            return Reading(None)
+        return 2 if takes and "=" not in word else 1
+
+    def short_option(i: int, word: str, j: int) -> int | Reading:
+        if j == 1 and program == "nice" and re.fullmatch(r"-[+-]?\d+", word):
+            return 1  # (nice's obsolete `-N` adjustment)
+        letter = word[j]
+        if letter in spec.no_command:
+            return Reading(None)
+        if letter in spec.short_value:
+            return 1 if j + 1 < len(word) else 2
+        if letter not in spec.short_plain:
+            return Reading(None, f"`-{letter}` is no option of {program} the gate reads")
+        return 0
+
+    i, stop = walk_options(argv, at, long_option, short_option)
+    if stop is not None:
+        return stop
+    n = len(argv)
+    if spec.positional and program == "chrt" and i < n and not argv[i].isdigit():
         return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
     i += spec.positional
     return Reading(i if i < n else None)
@@ -315,60 +348,60 @@ def read_flock(argv: Sequence[str], at: int) -> FlockReading:
     are a program's name) followed by exactly one word, the string, or the program and its arguments; one word alone
     is a file descriptor (nothing runs). -F with -o is refused ("incompatible")."""
     spec = RUNNERS["flock"]
-    i, n = at + 1, len(argv)
+    n = len(argv)
     seen: set[str] = set()
-    doubt: str | None = None
-    while i < n:
-        word = argv[i]
-        if word == "--":
-            i += 1
-            break
-        if not word.startswith("-") or word == "-":
-            break
-        if word.startswith("--"):
-            name, eq, _ = word[2:].partition("=")
-            names = spec.long_value | spec.long_plain
-            found = {_FLOCK_SAME.get(x, x) for x in names if x.startswith(name)} if name not in names else {name}
-            found = {_FLOCK_SAME.get(x, x) for x in found}
-            if len(found) != 1:
-                why = "is ambiguous" if found else "is unrecognized"
-                return FlockReading("refused", why=f"its option `{word.split('=', 1)[0]}` {why}")
-            full = found.pop()
-            if full in ("help", "version"):
-                return FlockReading("none", why=f"--{full} prints and exits")
-            takes = full in spec.long_value
-            if not takes and eq:
-                return FlockReading("refused", why=f"its option `--{full}` takes no argument")
-            if takes and not eq and i + 1 >= n:
-                return FlockReading("refused", why=f"its option `--{full}` requires an argument")
-            if full in ("timeout", "conflict-exit-code"):
-                read = _flock_value("w" if full == "timeout" else "E", word.partition("=")[2] if eq else argv[i + 1])
-                if read is not None and read.kind == "refused":
-                    return read
-                doubt = doubt or (read.doubt if read is not None else None)
-            seen.add({"no-fork": "F", "close": "o"}.get(full, full))
-            i += 2 if takes and not eq else 1
-            continue
-        j, step = 1, 1
-        while j < len(word):
-            letter = word[j]
-            if letter in "hV?":
-                return FlockReading("none", why=f"-{letter} prints and exits")
-            if letter in spec.short_value:
-                if j + 1 == len(word):
-                    if i + 1 >= n:
-                        return FlockReading("refused", why=f"its option `-{letter}` requires an argument")
-                    step = 2
-                read = _flock_value(letter, word[j + 1 :] if j + 1 < len(word) else argv[i + 1])
-                if read is not None and read.kind == "refused":
-                    return read
-                doubt = doubt or (read.doubt if read is not None else None)
-                break
-            if letter not in spec.short_plain:
-                return FlockReading("refused", why=f"`-{letter}` is an invalid option of it")
-            seen.add(letter)
-            j += 1
-        i += step
+    doubts: list[str] = []
+
+    def value(option: str, text: str) -> FlockReading | None:
+        read = _flock_value(option, text)
+        if read is not None and read.kind == "refused":
+            return read
+        if read is not None and read.doubt is not None:
+            doubts.append(read.doubt)
+        return None
+
+    def long_option(i: int, word: str) -> int | FlockReading:
+        name, eq, _ = word[2:].partition("=")
+        names = spec.long_value | spec.long_plain
+        found = {_FLOCK_SAME.get(x, x) for x in names if x.startswith(name)} if name not in names else {name}
+        found = {_FLOCK_SAME.get(x, x) for x in found}
+        if len(found) != 1:
+            why = "is ambiguous" if found else "is unrecognized"
+            return FlockReading("refused", why=f"its option `{word.split('=', 1)[0]}` {why}")
+        full = found.pop()
+        if full in ("help", "version"):
+            return FlockReading("none", why=f"--{full} prints and exits")
+        takes = full in spec.long_value
+        if not takes and eq:
+            return FlockReading("refused", why=f"its option `--{full}` takes no argument")
+        if takes and not eq and i + 1 >= n:
+            return FlockReading("refused", why=f"its option `--{full}` requires an argument")
+        if full in ("timeout", "conflict-exit-code"):
+            refused = value("w" if full == "timeout" else "E", word.partition("=")[2] if eq else argv[i + 1])
+            if refused is not None:
+                return refused
+        seen.add({"no-fork": "F", "close": "o"}.get(full, full))
+        return 2 if takes and not eq else 1
+
+    def short_option(i: int, word: str, j: int) -> int | FlockReading:
+        letter = word[j]
+        if letter in "hV?":
+            return FlockReading("none", why=f"-{letter} prints and exits")
+        if letter in spec.short_value:
+            attached = j + 1 < len(word)
+            if not attached and i + 1 >= n:
+                return FlockReading("refused", why=f"its option `-{letter}` requires an argument")
+            refused = value(letter, word[j + 1 :] if attached else argv[i + 1])
+            return refused if refused is not None else 1 if attached else 2
+        if letter not in spec.short_plain:
+            return FlockReading("refused", why=f"`-{letter}` is an invalid option of it")
+        seen.add(letter)
+        return 0
+
+    i, stop = walk_options(argv, at, long_option, short_option)
+    if stop is not None:
+        return stop
+    doubt = doubts[0] if doubts else None
     if "F" in seen and "o" in seen:
         return FlockReading("refused", why="the --no-fork and --close options are incompatible")
     if i >= n:

@@ -130,21 +130,12 @@ def container_hint(ctx: ProbeContext) -> str | None:
 
 def host_memory(meminfo: str = "/proc/meminfo") -> int | None:
     """This host's memory in bytes: MemTotal of /proc/meminfo (kB), None where not read (igap55)."""
-    try:
-        with open(meminfo, encoding="ascii", errors="replace") as fh:
-            text = fh.read(1 << 16)
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("MemTotal:"):
-            parts = line.split()
-            if len(parts) >= 2 and parts[1].isascii() and parts[1].isdigit():
-                return int(parts[1]) * 1024
-    return None
+    return meminfo_value("MemTotal", meminfo)
 
 
 #: the memory limit files of the cgroup roots: v2 (memory.max, "max" for none), v1 (memory.limit_in_bytes)
 CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+CGROUP_LIMITS_MOUNT = "/sys/fs/cgroup"
 
 
 def cgroup_memory_limit(paths: tuple[str, ...] = CGROUP_LIMITS) -> tuple[int | None, bool]:
@@ -197,17 +188,110 @@ def cgroup_limit_files(cgroup_text: str, mount: str = "/sys/fs/cgroup") -> list[
     return files
 
 
-def own_cgroup_memory_limit(proc_cgroup: str = "/proc/self/cgroup", mount: str = "/sys/fs/cgroup") -> int | None:
-    """The lowest memory limit of this process's cgroup and its parents (cgroup_limit_files), None where none is set
-    or read."""
+def meminfo_value(key: str, meminfo: str = "/proc/meminfo") -> int | None:
+    """A /proc/meminfo value in bytes (its kB figure x 1024), None where not read."""
+    try:
+        with open(meminfo, encoding="ascii", errors="replace") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(key + ":"):
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 15:
+                return int(parts[1]) * 1024
+    return None
+
+
+def _cgroup_number(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            text = fh.read(64).strip()
+    except OSError:
+        return None
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else None
+
+
+def _page_cache(stat_path: str, keys: tuple[str, str]) -> int | None:
+    try:
+        with open(stat_path, encoding="ascii", errors="replace") as fh:
+            lines = fh.read(1 << 16).splitlines()
+    except OSError:
+        return None
+    found = dict(line.split(None, 1) for line in lines if line.count(" ") == 1)
+    values = [found.get(k, "").strip() for k in keys]
+    return sum(int(v) for v in values) if all(v.isascii() and v.isdigit() for v in values) else None
+
+
+def cgroup_memory(
+    proc_cgroup: str = "/proc/self/cgroup", mount: str = "/sys/fs/cgroup"
+) -> tuple[int | None, int | None, bool]:
+    """The one reading of this process's cgroup memory (imend8; each file opened once): the lowest limit of its
+    cgroup and its parents (cgroup_limit_files) and of the roots (CGROUP_LIMITS under `mount`; they alone where
+    /proc/self/cgroup is not read), None where none is set or read (imend8: the probe read the roots again beside this
+    walk, which reaches them at its top); the memory left under those limits, as SGLang 0.5.21+ bounds HiCache's host
+    pools (0.5.23 mem_cache/host_memory.py:41-133 `_cgroup_memory_headroom`: for each cgroup from the process's up to
+    the mount with memory.max / memory.high (v1 memory.limit_in_bytes) set, the limit less its usage (memory.current,
+    v1 memory.usage_in_bytes) less the page cache (memory.stat active_file + inactive_file, v1 total_active_file +
+    total_inactive_file), the lowest; None where no limit is set); and whether that headroom was read (False: a limit
+    is set and its usage not read). 0.5.23's protected-descendants rule (page cache not taken off where a child has
+    memory.min) is not followed: the headroom read here may then be higher than SGLang's (the HiCache rule keeps a
+    margin)."""
     try:
         with open(proc_cgroup, encoding="utf-8", errors="replace") as fh:
             text = fh.read(1 << 16)
     except OSError:
+        text = ""
+    roots = [mount + path.removeprefix(CGROUP_LIMITS_MOUNT) for path in CGROUP_LIMITS]
+    files = cgroup_limit_files(text, mount)
+    files.extend(path for path in roots if path not in files)
+    lowest: int | None = None
+    room: int | None = None
+    read = True
+    for path in dict.fromkeys(files):
+        limit, _read = cgroup_memory_limit((path,))
+        if limit is None:
+            continue
+        lowest = limit if lowest is None else min(lowest, limit)
+        base, name = path.rsplit("/", 1)
+        v1 = name == "memory.limit_in_bytes"
+        usage = _cgroup_number(base + ("/memory.usage_in_bytes" if v1 else "/memory.current"))
+        keys = ("total_active_file", "total_inactive_file") if v1 else ("active_file", "inactive_file")
+        cache = _page_cache(base + "/memory.stat", keys)
+        if usage is None or cache is None:
+            read = False
+            continue
+        left = max(0, limit - max(0, usage - cache))
+        room = left if room is None else min(room, left)
+    return lowest, (room if read else None), read
+
+
+def own_cgroup_memory_limit(proc_cgroup: str = "/proc/self/cgroup", mount: str = "/sys/fs/cgroup") -> int | None:
+    """The lowest memory limit of this process's cgroup, its parents and the roots (cgroup_memory)."""
+    return cgroup_memory(proc_cgroup, mount)[0]
+
+
+def own_cgroup_headroom(
+    proc_cgroup: str = "/proc/self/cgroup", mount: str = "/sys/fs/cgroup"
+) -> tuple[int | None, bool]:
+    """The memory left under this process's cgroup limits and whether it was read (cgroup_memory)."""
+    return cgroup_memory(proc_cgroup, mount)[1:]
+
+
+def available_memory(
+    meminfo: str = "/proc/meminfo",
+    proc_cgroup: str = "/proc/self/cgroup",
+    mount: str = "/sys/fs/cgroup",
+    cgroup: tuple[int | None, int | None, bool] | None = None,
+) -> int | None:
+    """The memory available now as SGLang's HiCache check reads it at launch (imend8): MemAvailable (psutil's
+    virtual_memory().available on Linux), lowered to the own cgroup's headroom (cgroup_memory, or `cgroup` where
+    already read) where a limit is set; None where either is not read."""
+    available = meminfo_value("MemAvailable", meminfo)
+    _limit, headroom, read = cgroup if cgroup is not None else cgroup_memory(proc_cgroup, mount)
+    if available is None or not read:
         return None
-    found = [cgroup_memory_limit((path,))[0] for path in cgroup_limit_files(text, mount)]
-    limits = [v for v in found if v is not None]
-    return min(limits) if limits else None
+    return min(available, headroom) if headroom is not None else available
 
 
 class SystemProbe(Probe):
@@ -254,11 +338,14 @@ class SystemProbe(Probe):
             # box is not this host (--root, --image) or the file was not read
             "memory_total_bytes": host_memory() if host else None,
             "memory_limit_bytes": None,
+            # imend8: the memory available at the probe's time (MemAvailable, or the cgroup's headroom where lower),
+            # which SGLang's HiCache check reads at launch; null where not read or not this host
+            "memory_available_bytes": None,
         }
-        if host:
-            limit, _read = cgroup_memory_limit()
-            own = own_cgroup_memory_limit()  # (irev74: the process's own cgroup and its parents)
-            system["memory_limit_bytes"] = min(v for v in (limit, own) if v is not None) if (limit or own) else None
+        if host:  # (irev74: the process's own cgroup and its parents; imend8: the roots in the same one reading)
+            cgroup = cgroup_memory()
+            system["memory_limit_bytes"] = cgroup[0]
+            system["memory_available_bytes"] = available_memory(cgroup=cgroup)
         if notes:
             system["error"] = "; ".join(notes)
             return ProbeResult({"system": system}, "partial", notes[0])

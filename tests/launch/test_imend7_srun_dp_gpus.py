@@ -54,7 +54,7 @@ def test_several_nodes_with_dp_replicas(mapping: Any) -> None:
 
 def test_pipeline_stages_count(mapping: Any) -> None:
     # 0.5.3 on: each DP group is tp x pp GPUs on (8 here); on 0.5.1-0.5.2 (tp on: 6, imend7's reading of
-    # launch_dp_schedulers) the merged reading still asks for 8, which errs towards refusing
+    # launch_dp_schedulers) 6 since imend8 (test_imend8_srun_dp_pp_051)
     line = [*LAUNCH, "--dp-size", "2", "--pp-size", "2"]
     assert _srun(["srun", "--gpus-per-task=6", *line], mapping, "0.5.9") == ["unknown"]
     assert _srun(["srun", "--gpus-per-task=8", *line], mapping, "0.5.9") == []
