@@ -576,8 +576,9 @@ def _srun_nested(argv: Sequence[str]) -> str | None:
 #: server asking for more (--tp x --pp, over --nnodes) than --gpus-per-task / --gpus / -G / --gpus-per-node /
 #: --gres=gpu:N give finds too few devices and fails at start (inferred from Slurm's manuals, not run).
 SRUN_GPUS_SOURCE = [
-    {"title": "srun(1): --gpus-per-task, -G/--gpus ([type:]number, for the job step), --gpus-per-node, --gres "
-     "(name[[:type]:count], per node)", "url": "https://slurm.schedmd.com/srun.html#OPT_gpus-per-task"},
+    {"title": "srun(1): --gpus-per-task, -G/--gpus ([type:]number, the total for the job step over its nodes), "
+     "--gpus-per-node, --gres (name[[:type]:count], per node), --gpus-per-socket (per socket), --tres-per-task "
+     "(trackable resources a task, gres/gpu among them)", "url": "https://slurm.schedmd.com/srun.html#OPT_gpus-per-task"},
     {"title": "Slurm Generic Resource (GRES) Scheduling, GPU Management: CUDA_VISIBLE_DEVICES set to the GPUs "
      "allocated to the job / step", "url": "https://slurm.schedmd.com/gres.html#GPU_Management"},
 ]  # fmt: skip
@@ -620,9 +621,18 @@ def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
                 got = _gpu_count(f"--{names[0]}", value)
                 if not (names[0] == "gres" and got == 0):
                     out.append((f"--{names[0]}={value}", got))
-        gpus = _srun_counts(argv, i).get("gpus")  # (--gpus / -G: the last one given)
+            elif len(names) == 1 and names[0] == "gpus-per-socket":  # (ifc59: the sockets a task spans not read)
+                out.append((f"--{names[0]}={value}", None))
+            elif len(names) == 1 and names[0] == "tres-per-task" and "gpu" in (value or "gpu"):
+                out.append((f"--{names[0]}={value}", None))  # (ifc59: gres/gpu in Slurm's TRES form, not read)
+        counts = _srun_counts(argv, i)
+        gpus = counts.get("gpus")  # (--gpus / -G: the last one given)
         if gpus is not None:
-            out.append((f"--gpus={gpus}", _gpu_count("--gpus", gpus)))
+            # (ifc59: --gpus is the step's total over its nodes; with -N above 1 each node's share is not known)
+            nodes = counts.get("nodes")
+            low = None if nodes is None else _small_count(nodes.strip().split("-", 1)[0], -1)
+            share = _gpu_count("--gpus", gpus) if low is None or low == 1 else None
+            out.append((f"--gpus={gpus}" + ("" if low is None or low == 1 else f" over -N {nodes}"), share))
     return out
 
 
