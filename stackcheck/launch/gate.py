@@ -662,6 +662,52 @@ def srun_gpus_problem(given: str, needed: int) -> Problem:
                    SRUN_GPUS_SOURCE)  # fmt: skip
 
 
+#: (ifc59, beside the fifty-ninth sample's population s: `srun -N2 python -m sglang.launch_server --tp 8 --nnodes 2
+#: --node-rank 0 ...` allowed) srun runs its command unchanged on every node of its step, one task a node by default
+#: (srun(1) -N, -n), and SGLang reads the node's rank from --node-rank alone (0 by default; no SLURM_NODEID or
+#: SLURM_PROCID is read: 0.5.13 and 0.5.23 name no SLURM variable): every node then claims the same rank of --nnodes, so
+#: torch's rendezvous at --dist-init-addr finds one rank twice and another never (a node other than the address's
+#: cannot bind it as rank 0; the rest wait for the missing ranks): inferred from the manual and the sources, not run.
+SRUN_NODE_RANK_SOURCE = [
+    {"title": "srun(1): -N, --nodes (the step's nodes; one task a node by default), -n; INPUT ENVIRONMENT VARIABLES "
+     "SLURM_NNODES, SLURM_NTASKS", "url": "https://slurm.schedmd.com/srun.html#OPT_nodes"},
+    {"title": "sglang 0.5.13 / 0.5.23 wheels (pip download --no-deps, ifc59 2026-12-07): --node-rank (default 0) is "
+     "the only reading of a node's rank; no file of either release reads a SLURM_ variable (0.5.23 names SLURM in "
+     "a log message of layers/flashinfer_comm_fusion.py alone)",
+     "url": "https://pypi.org/project/sglang/0.5.23/"},
+]  # fmt: skip
+
+
+def _srun_spread(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """How an srun of `argv` runs its command on more than one node (-N / --nodes above 1, SLURM_NNODES from an
+    allocation, or more than one task: on one node that is _srun_copies' refusal, else several nodes), None where
+    every srun runs it on one node (a count not read: taken as several, fail closed)."""
+    for i, word in enumerate(argv):
+        if os.path.basename(word) != "srun":
+            continue
+        got = _srun_counts(argv, i)
+        nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
+        ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+        if nodes_raw is not None:
+            low = _small_count(nodes_raw.strip().split("-", 1)[0], -1)
+            if low is None or low < 0 or low > 1:
+                return f"-N {nodes_raw}"
+        if ntasks_raw is not None:
+            tasks = _small_count(ntasks_raw.strip(), -1)
+            if tasks is None or tasks < 0 or tasks > 1:
+                return f"-n {ntasks_raw}"
+    return None
+
+
+def srun_node_rank_problem(spread: str, nnodes: int, rank: int) -> Problem:
+    return Problem("srun", "unknown", None, f"`srun {spread}` runs the launch on more than one node, each with the "
+                   f"same --node-rank {rank} of --nnodes {nnodes}: SGLang reads a node's rank from --node-rank alone "
+                   "(no SLURM_NODEID), so the nodes claim one rank and leave the others empty, and the server's "
+                   "rendezvous at --dist-init-addr does not complete (inferred, fail closed); run one srun a node "
+                   "with its own --node-rank, or a shell that passes --node-rank \"$SLURM_NODEID\"",
+                   SRUN_NODE_RANK_SOURCE)  # fmt: skip
+
+
 def _level(trace: dict[str, Any] | None, words: Sequence[str]) -> None:
     """Note in `trace` ("levels", outermost first: find_launch returns from the innermost command out) the words of
     a command on the way to the launch that stand before it: an outer command's words before the `env`, shell string
@@ -1948,6 +1994,13 @@ def derive(
             short = next(((o, c) for o, c in gpus_given if c is None or c < asked), None)
             if short is not None:
                 d.problems.insert(0, srun_gpus_problem(short[0], asked))
+    if "srun" in (os.path.basename(w) for w in path):  # (ifc59: one --node-rank copied to every node)
+        spread = _srun_spread(path, cmd_env)
+        nnodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
+        rank_raw = found.get("--node-rank", 0)
+        rank = whole_number(str(rank_raw), None, ascii_only=True)
+        if spread is not None and nnodes is not None and nnodes > 1 and rank is not None:
+            d.problems.insert(0, srun_node_rank_problem(spread, nnodes, rank))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
