@@ -598,8 +598,9 @@ def _srun_nested(argv: Sequence[str]) -> str | None:
 #: server asking for more (--tp x --pp, over --nnodes) than --gpus-per-task / --gpus / -G / --gpus-per-node /
 #: --gres=gpu:N give finds too few devices and fails at start (inferred from Slurm's manuals, not run).
 SRUN_GPUS_SOURCE = [
-    {"title": "srun(1): --gpus-per-task, -G/--gpus ([type:]number, for the job step), --gpus-per-node, --gres "
-     "(name[[:type]:count], per node)", "url": "https://slurm.schedmd.com/srun.html#OPT_gpus-per-task"},
+    {"title": "srun(1): --gpus-per-task, -G/--gpus ([type:]number, the total for the job step over its nodes), "
+     "--gpus-per-node, --gres (name[[:type]:count], per node), --gpus-per-socket (per socket), --tres-per-task "
+     "(trackable resources a task, gres/gpu among them)", "url": "https://slurm.schedmd.com/srun.html#OPT_gpus-per-task"},
     {"title": "Slurm Generic Resource (GRES) Scheduling, GPU Management: CUDA_VISIBLE_DEVICES set to the GPUs "
      "allocated to the job / step", "url": "https://slurm.schedmd.com/gres.html#GPU_Management"},
 ]  # fmt: skip
@@ -647,9 +648,18 @@ def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
                 got = _gpu_count(f"--{names[0]}", value)
                 if not (names[0] in ("gres", "tres-per-task") and got == 0):
                     out.append((f"--{names[0]}={value}", got))
-        gpus = _srun_counts(argv, i).get("gpus")  # (--gpus / -G: the last one given)
+            elif len(names) == 1 and names[0] == "gpus-per-socket":  # (ifc59: the sockets a task spans not read)
+                out.append((f"--{names[0]}={value}", None))
+            elif len(names) == 1 and names[0] == "tres-per-task" and "gpu" in (value or "gpu"):
+                out.append((f"--{names[0]}={value}", None))  # (ifc59: gres/gpu in Slurm's TRES form, not read)
+        counts = _srun_counts(argv, i)
+        gpus = counts.get("gpus")  # (--gpus / -G: the last one given)
         if gpus is not None:
-            out.append((f"--gpus={gpus}", _gpu_count("--gpus", gpus)))
+            # (ifc59: --gpus is the step's total over its nodes; with -N above 1 each node's share is not known)
+            nodes = counts.get("nodes")
+            low = None if nodes is None else _small_count(nodes.strip().split("-", 1)[0], -1)
+            share = _gpu_count("--gpus", gpus) if low is None or low == 1 else None
+            out.append((f"--gpus={gpus}" + ("" if low is None or low == 1 else f" over -N {nodes}"), share))
     return out
 
 
@@ -734,6 +744,52 @@ def srun_gpus_problem(given: str, needed: int) -> Problem:
                    "one node, x --dp-size without DP attention, past --base-gpu-id), or a count not read; the "
                    "server finds too few devices (fail closed); give srun at least as many GPUs a task",
                    SRUN_GPUS_SOURCE)  # fmt: skip
+
+
+#: (ifc59, beside the fifty-ninth sample's population s: `srun -N2 python -m sglang.launch_server --tp 8 --nnodes 2
+#: --node-rank 0 ...` allowed) srun runs its command unchanged on every node of its step, one task a node by default
+#: (srun(1) -N, -n), and SGLang reads the node's rank from --node-rank alone (0 by default; no SLURM_NODEID or
+#: SLURM_PROCID is read: 0.5.13 and 0.5.23 name no SLURM variable): every node then claims the same rank of --nnodes, so
+#: torch's rendezvous at --dist-init-addr finds one rank twice and another never (a node other than the address's
+#: cannot bind it as rank 0; the rest wait for the missing ranks): inferred from the manual and the sources, not run.
+SRUN_NODE_RANK_SOURCE = [
+    {"title": "srun(1): -N, --nodes (the step's nodes; one task a node by default), -n; INPUT ENVIRONMENT VARIABLES "
+     "SLURM_NNODES, SLURM_NTASKS", "url": "https://slurm.schedmd.com/srun.html#OPT_nodes"},
+    {"title": "sglang 0.5.13 / 0.5.23 wheels (pip download --no-deps, ifc59 2026-12-07): --node-rank (default 0) is "
+     "the only reading of a node's rank; no file of either release reads a SLURM_ variable (0.5.23 names SLURM in "
+     "a log message of layers/flashinfer_comm_fusion.py alone)",
+     "url": "https://pypi.org/project/sglang/0.5.23/"},
+]  # fmt: skip
+
+
+def _srun_spread(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """How an srun of `argv` runs its command on more than one node (-N / --nodes above 1, SLURM_NNODES from an
+    allocation, or more than one task: on one node that is _srun_copies' refusal, else several nodes), None where
+    every srun runs it on one node (a count not read: taken as several, fail closed)."""
+    for i, word in enumerate(argv):
+        if os.path.basename(word) != "srun":
+            continue
+        got = _srun_counts(argv, i)
+        nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
+        ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+        if nodes_raw is not None:
+            low = _small_count(nodes_raw.strip().split("-", 1)[0], -1)
+            if low is None or low < 0 or low > 1:
+                return f"-N {nodes_raw}"
+        if ntasks_raw is not None:
+            tasks = _small_count(ntasks_raw.strip(), -1)
+            if tasks is None or tasks < 0 or tasks > 1:
+                return f"-n {ntasks_raw}"
+    return None
+
+
+def srun_node_rank_problem(spread: str, nnodes: int, rank: int) -> Problem:
+    return Problem("srun", "unknown", None, f"`srun {spread}` runs the launch on more than one node, each with the "
+                   f"same --node-rank {rank} of --nnodes {nnodes}: SGLang reads a node's rank from --node-rank alone "
+                   "(no SLURM_NODEID), so the nodes claim one rank and leave the others empty, and the server's "
+                   "rendezvous at --dist-init-addr does not complete (inferred, fail closed); run one srun a node "
+                   "with its own --node-rank, or a shell that passes --node-rank \"$SLURM_NODEID\"",
+                   SRUN_NODE_RANK_SOURCE)  # fmt: skip
 
 
 def _level(trace: dict[str, Any] | None, words: Sequence[str]) -> None:
@@ -2044,6 +2100,13 @@ def derive(
             short = next(((o, c) for o, c in gpus_given if c is None or c < asked), None)
             if short is not None:
                 d.problems.insert(0, srun_gpus_problem(short[0], asked))
+    if "srun" in (os.path.basename(w) for w in path):  # (ifc59: one --node-rank copied to every node)
+        spread = _srun_spread(path, cmd_env)
+        nnodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
+        rank_raw = found.get("--node-rank", 0)
+        rank = whole_number(str(rank_raw), None, ascii_only=True)
+        if spread is not None and nnodes is not None and nnodes > 1 and rank is not None:
+            d.problems.insert(0, srun_node_rank_problem(spread, nnodes, rank))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]

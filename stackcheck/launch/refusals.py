@@ -1785,7 +1785,28 @@ def _hicache_host_over_memory(
         return False
     ratio_given = option_value(d.sglang_args, ("--hicache-ratio",), declared) is not None
     if not ratio_given and version is not None and _version_in(version, ">=0.5.21") is True:
-        return _Judged(False, "no --hicache-ratio or --hicache-size: SGLang sizes the pools to fit the memory")
+        if groups == 1:
+            return _Judged(False, "no --hicache-ratio or --hicache-size: SGLang sizes the pools to fit the memory")
+        # (ifc59: each DP replica sizes its own ranks' pools to 0.8 of the memory available when it starts, split
+        # among its own WORLD group's ranks alone (0.5.23 mem_cache/hicache_auto_size.py:83-123 budget =
+        # host_memory_budget_bytes x fraction, pool_host/base.py:68-81 ranks_per_host = launch_world_size // nnodes,
+        # launch_world_size = tp x pp: runtime_context.py:173-178), and the replicas start together as threads
+        # (managers/data_parallel_controller.py:421-466), so their pools are not sized to fit together)
+        most = ratio * memory.gpu_max * ranks * groups if memory.gpu_max is not None else None
+        what = (f"no --hicache-ratio or --hicache-size, with {groups} DP replicas (--dp-size without "
+                "--enable-dp-attention)")  # fmt: skip
+        if most is not None and most <= left:
+            return _Judged(False, f"{what}: the default ratio {ratio:g} x a device pool of the whole GPU for each of "
+                           f"{ranks * groups} rank(s) is at most {_gb(most)}, within the box's {room}")  # fmt: skip
+        return _Judged(
+            None,
+            what,
+            missing="whether the replicas' pools fit together: each replica sizes its own "
+            "ranks' pools to --hicache-host-memory-fraction (0.8) of the memory available when it starts, "
+            "as if it were alone on the host, and the replicas start together (the default ratio "
+            f"{ratio:g} x the device KV pools may ask for up to "
+            f"{_gb(most) if most is not None else 'an amount not read'} against the box's {room})",
+        )
     if memory.gpu_max is None:
         return _Judged(None, f"--hicache-ratio {ratio:g}", missing="the GPUs' memory, which bounds the device pool")
     most = ratio * memory.gpu_max * ranks * groups

@@ -308,6 +308,41 @@ _FLOCK_OTHER = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-f
 _FLOCK_CODE = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
 
 
+#: the smallest normal long double (x86's 80-bit and aarch64's binary128 alike): glibc's strtold sets ERANGE for a
+#: non-zero value below it (run here: flock 2.38.1 -w 1e-4940 / 1e-5000 'Numerical result out of range', exit 64)
+_LDBL_MIN = "3.3621031431120935063e-4932"
+
+
+def _flock_underflows(text: str) -> bool:
+    """Whether strtold underflows on the decimal `text` (a _FLOCK_SECONDS match without its blanks): a non-zero
+    magnitude below _LDBL_MIN, which util-linux's strtold_or_err refuses (errno ERANGE). ifc59: float() reads such a
+    value as 0.0 (or a double), so `flock -w 1e-5000 FILE CMD` was read as taking it where flock exits 64. Read from
+    the digits (no int() of a long digit string, no Decimal context)."""
+    from decimal import Decimal
+
+    m = re.fullmatch(r"[+-]?([0-9]*)\.?([0-9]*)(?:[eE]([+-]?[0-9]+))?", text)
+    if m is None:
+        return False
+    whole, frac, exp_text = m.group(1), m.group(2), m.group(3) or "0"
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return False  # (zero: strtold takes it)
+    exp_digits = exp_text.lstrip("+-").lstrip("0")
+    if len(exp_digits) > 12:  # (an exponent past any long double's: below its range, or above it)
+        return exp_text.startswith("-")
+    # the power of ten of the value's leading digit (d.ddd x 10^lead)
+    lead = (
+        int(exp_text) + len(whole.lstrip("0")) - 1
+        if whole.lstrip("0")
+        else int(exp_text) - (len(frac) - len(frac.lstrip("0"))) - 1
+    )
+    low = Decimal(_LDBL_MIN)
+    low_lead = low.adjusted()  # (-4932)
+    if lead != low_lead:
+        return lead < low_lead
+    return Decimal(f"{digits[0]}.{digits[1:40]}") < low.scaleb(-low_lead)
+
+
 def _flock_value(option: str, value: str) -> FlockReading | None:
     """flock's reading of the value of -w / --timeout / --wait or -E / --conflict-exit-code (imend7; util-linux
     sys-utils/flock.c main(): strtotimeval_or_err "invalid timeout value", strtos32_or_err "invalid exit code" then
@@ -325,7 +360,10 @@ def _flock_value(option: str, value: str) -> FlockReading | None:
             return FlockReading("refused", why=f"-E {value!r}: exit code out of range (expected 0 to 255)")
         return None
     if _FLOCK_SECONDS.fullmatch(value) is not None:
-        seconds = float(value.strip(" \t\n\v\f\r"))
+        text = value.strip(" \t\n\v\f\r")
+        if _flock_underflows(text):
+            return FlockReading("refused", why=f"-w {value!r}: invalid timeout value (numerical result out of range)")
+        seconds = float(text)
         if seconds >= 2**63 or int(seconds) < 0 or int((seconds - int(seconds)) * 1_000_000) < 0:
             return FlockReading("refused", why=f"-w {value!r}: a timer flock cannot set (cannot set up timer)")
         return None

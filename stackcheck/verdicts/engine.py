@@ -1364,12 +1364,12 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
                     {"rule": f"{extra}-matches", "result": "unknown", "message": ctx.package_unknown_reason(extra)}
                 )
             continue
-        same = public(v) == public(fi)
+        same = _flashinfer_same(extra, v, fi)
         reason: Reason = {
             "rule": f"{extra}-matches",
             "requirement": f"{extra} == flashinfer-python",
             "observed": v,
-            "required": str(public(fi)),
+            "required": fi,
             "effect": "crash",
             "result": "pass" if same else "fail",
             "message": "versions match"
@@ -1379,9 +1379,14 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
             "source": [
                 {"title": "FlashInfer installation guide", "url": "https://docs.flashinfer.ai/installation.html"},
                 FLASHINFER_MATCH_SOURCE,
+                FLASHINFER_LOCAL_SOURCE,
             ],
         }
         changed = None if same else _flashinfer_mismatch(extra, v, str(fi))
+        if same and public(v) != public(fi):  # (0.5.0-0.7.1's prefix check lets another release through)
+            changed = {"result": "unknown", "message": f"{extra} {v} passes flashinfer-python {fi}'s version check "
+                       "(it asks only that the version start with flashinfer's) but is another release: whether "
+                       "its prebuilt kernels suit this flashinfer was not read"}  # fmt: skip
         if changed is not None:
             reason.update(changed)
             reason.pop("effect", None)
@@ -1403,6 +1408,34 @@ FLASHINFER_MATCH_SOURCE = {
     "--no-deps, not run)",
     "url": "https://pypi.org/project/flashinfer-python/#history",
 }
+
+
+#: ifc59: the version flashinfer compares is its own build's, with the local tag a build was given
+FLASHINFER_LOCAL_SOURCE = {
+    "title": "flashinfer-python 0.6.7.post2 / 0.6.9 wheels (pip download --no-deps, ifc59 2026-12-07): "
+    "flashinfer/version.py takes __version__ from flashinfer/_build_meta.py, flashinfer/jit/env.py compares it with "
+    "flashinfer_cubin.__version__ by != (0.6.9 :74) and flashinfer_jit_cache.__version__ by startswith (:113); 0.7.2 "
+    "env.py _check_cubin_version (!=) and _check_jit_cache_version (== or startswith(version + '+')); FlashInfer's "
+    "build_backend.py _create_build_metadata writes _build_meta's __version__ as version.txt's plus "
+    "'+' FLASHINFER_LOCAL_VERSION where that is set (a version of the file read in the code index, its commit not "
+    "read)",
+    "url": "https://github.com/flashinfer-ai/flashinfer/blob/main/build_backend.py",
+}
+
+
+def _flashinfer_same(extra: str, extra_version: str, fi: str) -> bool:
+    """Whether flashinfer-python `fi`'s import-time check takes `extra` at `extra_version` (FLASHINFER_MATCH_SOURCE):
+    it compares version strings, the local tag included (flashinfer/version.py: _build_meta's __version__, which
+    build_backend.py writes with +FLASHINFER_LOCAL_VERSION): flashinfer-cubin's must equal flashinfer's; a
+    flashinfer-jit-cache's must start with it (0.5.0-0.7.1: `startswith(flashinfer_version)`), or from 0.7.2 equal it
+    or be it followed by `+` and a local tag. ifc59: the public versions were compared, so flashinfer-python
+    0.6.9+cu129 (a build with FLASHINFER_LOCAL_VERSION) beside flashinfer-jit-cache 0.6.9 or flashinfer-cubin 0.6.9,
+    or flashinfer-python 0.6.9 beside flashinfer-cubin 0.6.9+cu129, was ok where the import raises RuntimeError."""
+    if extra == "flashinfer-cubin":
+        return extra_version == fi
+    if version_in(fi, ">=0.7.2rc1") is True:
+        return extra_version == fi or extra_version.startswith(f"{fi}+")
+    return extra_version.startswith(fi)
 
 
 def _flashinfer_mismatch(extra: str, extra_version: str, fi: str) -> Reason | None:

@@ -77,6 +77,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # that are still ok, a uniform draw; 16 s)
     "58": ("9078004296c90dc5e84fcc6ffa69aa5b7969eb99", None),  # drawn in the tree of 90780042 (the draw commit's
     # parent) with the script as committed (populations w 28, f 32, s 78, h 102, z 36, m 48, n 44; about 80 s)
+    "59": ("9e1b9f744c591e9ecfeaa865162a5337eaf5946c", None),  # drawn in the tree of 9e1b9f74 (the draw commit's
+    # parent) with the script as committed (populations s 332, h 146, z 32, f 40, c 342; about 53 s)
 }
 DEFAULT = ("27",)
 
