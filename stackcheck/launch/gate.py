@@ -645,13 +645,11 @@ def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
             continue
         for names, value in srun_options(argv, i):
             if len(names) == 1 and names[0] in ("gpus-per-task", "gpus-per-node", "gres", "tres-per-task"):
-                got = _gpu_count(f"--{names[0]}", value)
+                got = _gpu_count(f"--{names[0]}", value)  # (--tres-per-task gres/gpu:N, a form not read: None)
                 if not (names[0] in ("gres", "tres-per-task") and got == 0):
                     out.append((f"--{names[0]}={value}", got))
             elif len(names) == 1 and names[0] == "gpus-per-socket":  # (ifc59: the sockets a task spans not read)
                 out.append((f"--{names[0]}={value}", None))
-            elif len(names) == 1 and names[0] == "tres-per-task" and "gpu" in (value or "gpu"):
-                out.append((f"--{names[0]}={value}", None))  # (ifc59: gres/gpu in Slurm's TRES form, not read)
         counts = _srun_counts(argv, i)
         gpus = counts.get("gpus")  # (--gpus / -G: the last one given)
         if gpus is not None:
