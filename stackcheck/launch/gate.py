@@ -2880,10 +2880,22 @@ def undeclared_problems(
     --allow-unknown) rather than blocked; an ambiguous prefix stays blocked (a plugin's flags only add to the
     matches). Flags launch.json lists with release entries are left to release_problems (their own release data).
     Returns (problems, whether the release's flags were known): they come from release_flags, or for a release
-    newer than the data from its own server arguments (`declared`). `sglang serve` is not judged: later
-    releases take flags of their own before the parser (--model-type, a positional model path)."""
-    if sglang_version is None or d.entrypoint != "launch-server":
+    newer than the data from its own server arguments (`declared`). `sglang serve` hands the same parser every
+    argument but its own --model-type (from 0.5.10) unless the model is a diffusion model, whose parser passes over
+    what it does not know (parse_known_args): judged as launch-server with `--model-type llm`, not at all with
+    `--model-type diffusion`, else each problem unknown (whether the model is a diffusion model is not read; ireal1:
+    every flag of a `sglang serve` line was passed unjudged)."""
+    if sglang_version is None or d.entrypoint not in ("launch-server", "sglang-serve"):
         return [], False
+    serve = d.entrypoint == "sglang-serve"
+    serve_own = serve and _release_inside(sglang_version.split("+", 1)[0], ">=0.5.10")
+    serve_type = _serve_model_type(d.sglang_args) if serve_own else "auto"
+    if serve and serve_type not in ("auto", "llm", "diffusion"):  # (0.5.11 serve.py:40-45 raises; 0.5.23: a plugin's?)
+        why = f"`sglang serve` in SGLang {sglang_version} knows no --model-type {serve_type!r} (auto, llm, diffusion)"
+        message = f"{why} unless an installed plugin adds that backend: else it stops before a server starts"
+        return [Problem("--model-type", "unknown", None, message, SERVE_SOURCE)], False
+    if serve_type == "diffusion":
+        return [], False  # (the diffusion parser passes over what it does not know)
     table: Mapping[str, Any] = mapping["release_flags"] if isinstance(mapping.get("release_flags"), dict) else {}
     releases = [str(r) for r in table.get("releases") or []]
     names: set[str] | None
@@ -2910,7 +2922,7 @@ def undeclared_problems(
     out: list[Problem] = []
     seen: set[str] = set()
     for _, name, _, _ in _tokens(d.sglang_args):
-        if name in names or name in listed or name in seen:
+        if name in names or name in listed or name in seen or (serve_own and name == "--model-type"):
             continue
         seen.add(name)
         hits = sorted(n for n in names if n.startswith(name))
@@ -2940,9 +2952,47 @@ def undeclared_problems(
                 f"arguments' (exit status 2){hint}"
             )
         out.append(Problem(name, "blocked", "crash", message, source))
-    if declared is None:
+    if serve and serve_type == "auto":
+        out = [
+            Problem(
+                p.subject,
+                "unknown",
+                None,
+                f"{p.message}, where `sglang serve` hands it to the LLM server; unless the model is a diffusion model "
+                "(then the diffusion server's parser takes the flags it knows and passes over the rest), which the "
+                "gate does not read (fail closed): `--model-type llm` says which",
+                [*_as_list(p.source), SERVE_SOURCE],
+            )
+            for p in out
+        ]
+    if declared is None and not serve:  # (serve takes a positional model path of its own)
         out += argv_problems(d, mapping, sglang_version)
     return out, True
+
+
+#: how `sglang serve` dispatches its arguments (ireal1)
+SERVE_SOURCE = {
+    "title": "sglang 0.5.9, 0.5.10, 0.5.11, 0.5.20 and 0.5.23 wheels, sglang/cli/serve.py: a model that is not a "
+    "diffusion model goes to prepare_server_args, the launch_server parser (0.5.23 serve.py:97-106 _run_llm), a "
+    "diffusion model to the diffusion parser's parse_known_args (0.5.23 serve.py:121-141); --model-type "
+    "auto|llm|diffusion taken out of the arguments first from 0.5.10 (0.5.23 serve.py:30-59 and 181-219; absent in "
+    "0.5.9)",
+    "url": "https://pypi.org/project/sglang/0.5.23/",
+}
+
+
+def _serve_model_type(args: Sequence[str]) -> str:
+    """`sglang serve`'s --model-type (the last one, as its own scan keeps it; `auto` when none): only the exact
+    spellings `--model-type X` and `--model-type=X` are its own (0.5.23 serve.py:30-59)."""
+    kind = "auto"
+    for i, a in enumerate(args):
+        if a == "--":
+            break
+        if a == "--model-type" and i + 1 < len(args):
+            kind = args[i + 1]
+        elif a.startswith("--model-type="):
+            kind = a.split("=", 1)[1]
+    return kind
 
 
 #: CPython argparse, the one reading of an option and what is left over (3.10-3.13 agree on every case read here)
