@@ -125,6 +125,7 @@ class Derived:
     release: str | None = None  # the installed SGLang release the conditions were read for (None: not known)
     reads_release: bool = False  # a condition on the release was read: derive again once the release is known
     out_of_scope: str | None = None  # why the gate does not judge this launch (--device other than cuda)
+    shell_string: bool = False  # the launch's words are a shell string's, unexpanded (parse_flags' `shell`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -1255,6 +1256,7 @@ def _shell_launch(
             if isinstance(record, list):
                 record[at:at] = seen
             if trace is not None:  # (`bash -c "nice A=1 python ..."`: the runner execs the word as argv does)
+                trace["shell_string"] = True  # (its words are left unexpanded: parse_flags' `shell`)
                 bad = _exec_assignment(argv)
                 if bad is not None and bad[1] is None and after_exec and rest and rest[0] == bad[0]:
                     bad = (bad[0], "exec")  # (the shell's exec builtin runs the word as a program: bash, dash)
@@ -1394,12 +1396,14 @@ def _config_problem(name: str) -> Problem:
 
 
 def parse_flags(
-    args: Sequence[str], mapping: Mapping[str, Any], own: Collection[str] = ()
+    args: Sequence[str], mapping: Mapping[str, Any], own: Collection[str] = (), shell: bool = False
 ) -> tuple[dict[str, Any], list[Problem], bool, list[str]]:
     """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, whether any
     listed flag was found at all, and the flags launch.json does not list (once each, in order). `own`: names the
     installed release declares as flags of their own, which argparse therefore never reads as abbreviations of a
-    listed flag (own_spellings)."""
+    listed flag (own_spellings). `shell`: the args are a shell string's words, left unexpanded (shell_commands): a
+    value with an expansion in it (`--tp $TP`, `--nnodes $(LWS_GROUP_SIZE)`) is what the shell makes of it when it
+    runs, not known here: unknown, where a usage error said the command was malformed (ireal1)."""
     opts = _options(mapping)
     exact: dict[str, dict[str, Any]] = {}
     for o in opts:
@@ -1450,6 +1454,16 @@ def parse_flags(
         value = _values_at(args, i, eq, inline)[0]
         if value is None:
             raise UsageError(f"server command: {how} needs a value")
+        if shell and kind in ("int", "float") and _EXPANSION.search(value):  # (a choice's: kept, unknown later)
+            problems.append(
+                Problem(
+                    flag, "unknown", None,
+                    f"{how} {value!r}: the shell string expands it when it runs, the gate reads no expansion, so what "
+                    f"SGLang gets for {flag} is not known (fail closed): write the value out in the string",
+                    [EXPANSION_SOURCE],
+                )
+            )  # fmt: skip
+            continue
         if kind == "int":
             try:
                 found[flag] = int(value)
@@ -1476,6 +1490,16 @@ def parse_flags(
         else:
             found[flag] = value
     return found, problems, seen, list(dict.fromkeys(unlisted))
+
+
+#: a parameter expansion (`$X`, `${X}`, `$1`, `$@`), a command substitution (`$(...)`, backquotes) or an arithmetic
+#: expansion (`$((...))`) in a word as shell_commands leaves it (POSIX.1-2017 Shell Command Language 2.6)
+_EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?!$-]|`")
+EXPANSION_SOURCE = {
+    "title": "POSIX.1-2017 Shell Command Language, 2.6 Word Expansions (parameter expansion, command substitution, "
+    "arithmetic expansion)",
+    "url": "https://pubs.opengroup.org/onlinepubs/9699919799/utilities/V3_chap02.html#tag_18_06",
+}
 
 
 def _unlisted_note(names: Sequence[str], label: str = UNLISTED_NOTE) -> Problem:
@@ -1854,7 +1878,7 @@ def derive(
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
     trace: dict[str, Any] = {"env_stops": stops}
     entry, args, cmd_env = find_launch(argv, mapping, cmd_env, trace)
-    found, problems, seen, unlisted = parse_flags(args, mapping, own)
+    found, problems, seen, unlisted = parse_flags(args, mapping, own, shell=bool(trace.get("shell_string")))
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
@@ -1885,6 +1909,7 @@ def derive(
         problems=problems,
         unlisted=unlisted,
         release=release,
+        shell_string=bool(trace.get("shell_string")),
     )
     for feature in require:
         _add(d, feature, "explicit", "--require")
@@ -2808,6 +2833,12 @@ def typed_value_problems(
         for given in option_values(d.sglang_args, names, flags, many=many):
             if given is None:
                 continue  # no value: another check's (argparse's 'expected one argument')
+            if d.shell_string and _EXPANSION.search(given):  # (the shell's to expand: unknown, never 'invalid')
+                if not any(p.subject == flag for p in d.problems):  # (parse_flags said it of a listed flag)
+                    message = f"{flag} {given[:80]!r}: the shell string expands it when it runs, the gate reads no "
+                    message += f"expansion, so whether SGLang's {kind} reading takes it is not known (fail closed)"
+                    out.append(Problem(flag, "unknown", None, message, [EXPANSION_SOURCE]))
+                continue
             took = _converts(kind, given)
             if took is True:
                 continue
@@ -2893,7 +2924,7 @@ def undeclared_problems(
     if serve and serve_type not in ("auto", "llm", "diffusion"):  # (0.5.11 serve.py:40-45 raises; 0.5.23: a plugin's?)
         why = f"`sglang serve` in SGLang {sglang_version} knows no --model-type {serve_type!r} (auto, llm, diffusion)"
         message = f"{why} unless an installed plugin adds that backend: else it stops before a server starts"
-        return [Problem("--model-type", "unknown", None, message, SERVE_SOURCE)], False
+        return [Problem("--model-type", "unknown", None, message, [SERVE_SOURCE])], False
     if serve_type == "diffusion":
         return [], False  # (the diffusion parser passes over what it does not know)
     table: Mapping[str, Any] = mapping["release_flags"] if isinstance(mapping.get("release_flags"), dict) else {}
@@ -3088,6 +3119,7 @@ def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | 
     state, effect = ("unknown", None) if plugin else ("blocked", "crash")
     loose = [*source, *_as_list(table.get("plugins_source"))] if plugin else source
     args = _shell_cut(d.command, list(d.sglang_args))
+    cut = len(args) < len(d.sglang_args)  # (an expanded word follows the last one: its value, maybe; ireal1)
     # a missing value of a flag launch.json reads is parse_flags' and release_choice_problems' to report
     elsewhere = {n for o in _options(mapping) for n in _names(o)} | {
         str(f)
@@ -3177,7 +3209,7 @@ def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | 
                 if i < len(args) and args[i] != "--" and _is_argument(args[i]):
                     i += 1
         needed = 1 if kind in ("1", "+") else int(kind) if kind.isdigit() else 0
-        if i - start < needed and flag not in elsewhere:
+        if i - start < needed and flag not in elsewhere and not (cut and i >= len(args)):
             words = "one argument" if kind == "1" else "at least one argument" if kind == "+" else f"{kind} arguments"
             out.append(
                 Problem(
