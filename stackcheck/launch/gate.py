@@ -2921,6 +2921,9 @@ def undeclared_problems(
     serve = d.entrypoint == "sglang-serve"
     serve_own = serve and _release_inside(sglang_version.split("+", 1)[0], ">=0.5.10")
     serve_type = _serve_model_type(d.sglang_args) if serve_own else "auto"
+    no_model = _serve_model_problem(d.sglang_args, sglang_version) if serve else None
+    if no_model is not None:
+        return [no_model], False
     if serve and serve_type not in ("auto", "llm", "diffusion"):  # (0.5.11 serve.py:40-45 raises; 0.5.23: a plugin's?)
         why = f"`sglang serve` in SGLang {sglang_version} knows no --model-type {serve_type!r} (auto, llm, diffusion)"
         message = f"{why} unless an installed plugin adds that backend: else it stops before a server starts"
@@ -3008,6 +3011,45 @@ SERVE_SOURCE = {
     "diffusion model to the diffusion parser's parse_known_args (0.5.23 serve.py:121-141); --model-type "
     "auto|llm|diffusion taken out of the arguments first from 0.5.10 (0.5.23 serve.py:30-59 and 181-219; absent in "
     "0.5.9)",
+    "url": "https://pypi.org/project/sglang/0.5.23/",
+}
+
+
+def _serve_model_problem(args: Sequence[str], release: str) -> Problem | None:
+    """`sglang serve` finds the model path itself before any server parses the arguments (cli/utils.py
+    get_model_path): the exact spellings `--model-path X` / `--model-path=X`, from 0.5.11 also `--model X` /
+    `--model=X`, from 0.5.16 a first word that is no option (after --model-type); an abbreviation is never its.
+    Where it finds none it stops ('Error: --model-path is required') before a server starts (ireal1: `sglang serve
+    --model X` on 0.5.9 / 0.5.10 was allowed)."""
+    plain = release.split("+", 1)[0]
+    names = ("--model-path", "--model") if _release_inside(plain, ">=0.5.11") else ("--model-path",)
+    words = list(args)
+    if _release_inside(plain, ">=0.5.10"):  # (--model-type and its value are taken out first)
+        words = [w for i, w in enumerate(words) if w != "--model-type" and not w.startswith("--model-type=")
+                 and not (i > 0 and words[i - 1] == "--model-type")]  # fmt: skip
+    if any(h in words for h in ("-h", "--help")):
+        return None  # (help: no server either way)
+    if words and not words[0].startswith("-") and _release_inside(plain, ">=0.5.16"):
+        return None
+    for i, w in enumerate(words):
+        if (w in names and i + 1 < len(words)) or any(w.startswith(n + "=") for n in names):
+            return None
+    spelled = " or ".join(names) + (" or a model path as the first word" if _release_inside(plain, ">=0.5.16") else "")
+    return Problem(
+        "--model-path",
+        "blocked",
+        "crash",
+        f"`sglang serve` in SGLang {release} looks for the model itself as {spelled} (spelled out: it reads no "
+        "abbreviation) and finds none here: it stops with 'Error: --model-path is required' before a server starts",
+        [SERVE_MODEL_SOURCE],
+    )
+
+
+#: where `sglang serve` finds its model path (ireal1)
+SERVE_MODEL_SOURCE = {
+    "title": "sglang 0.5.9 and 0.5.10 wheels, sglang/cli/utils.py get_model_path (--model-path, --model-path= only: "
+    "0.5.9 utils.py:135-160); 0.5.11 utils.py:102-110 and 0.5.23 utils.py:136-152 (also --model, --model=); 0.5.16 "
+    "and later cli/serve.py _normalize_positional_model_path (a first word that is no option; absent in 0.5.15)",
     "url": "https://pypi.org/project/sglang/0.5.23/",
 }
 

@@ -70,3 +70,20 @@ def test_serve_model_type_before_it_existed_goes_to_the_parser() -> None:
 def test_serve_model_type_it_does_not_know_stops_it() -> None:
     doc = gate(H200, "sglang", "serve", "--model-type", "videogen", *BASE)
     assert refused(doc)["--model-type"]["status"] == "unknown"  # (0.5.23: a plugin's backend name, or an error)
+
+
+@pytest.mark.parametrize(
+    ("facts", "argv", "blocked"),
+    [
+        (GB10, ["--model", "/models/llm", "--attention-backend", "fa3"], True),  # 0.5.9 reads --model-path only
+        (GB10, ["--model-pa", "/models/llm", "--attention-backend", "fa3"], True),  # never an abbreviation
+        (GB10, ["/models/llm", "--attention-backend", "fa3"], True),  # no positional path before 0.5.16
+        (GB10, ["--model-path=/models/llm", "--attention-backend", "fa3"], False),
+        (H200, ["--model", "/models/llm", "--attention-backend", "fa3"], False),  # 0.5.11+
+        (H200, ["/models/llm", "--attention-backend", "fa3"], False),  # 0.5.16+
+        (H200, ["--attention-backend", "fa3", "--model-pa", "/models/llm"], True),
+    ],
+)
+def test_serve_finds_its_model_path_itself(facts: Path, argv: list[str], blocked: bool) -> None:
+    reason = refused(gate(facts, "sglang", "serve", *argv)).get("--model-path")
+    assert (reason is not None and reason["status"] == "blocked") is blocked, reason
