@@ -127,6 +127,7 @@ class Derived:
     out_of_scope: str | None = None  # why the gate does not judge this launch (--device other than cuda)
     # (igap56) the Open MPI mpiruns read as running the launch here, with the environment each starts with
     mpi_local: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    shell_string: bool = False  # the launch's words are a shell string's, unexpanded (parse_flags' `shell`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -1411,6 +1412,7 @@ def _shell_launch(
             if isinstance(record, list):
                 record[at:at] = seen
             if trace is not None:  # (`bash -c "nice A=1 python ..."`: the runner execs the word as argv does)
+                trace["shell_string"] = True  # (its words are left unexpanded: parse_flags' `shell`)
                 bad = _exec_assignment(argv)
                 if bad is not None and bad[1] is None and after_exec and rest and rest[0] == bad[0]:
                     bad = (bad[0], "exec")  # (the shell's exec builtin runs the word as a program: bash, dash)
@@ -1550,12 +1552,14 @@ def _config_problem(name: str) -> Problem:
 
 
 def parse_flags(
-    args: Sequence[str], mapping: Mapping[str, Any], own: Collection[str] = ()
+    args: Sequence[str], mapping: Mapping[str, Any], own: Collection[str] = (), shell: bool = False
 ) -> tuple[dict[str, Any], list[Problem], bool, list[str]]:
     """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, whether any
     listed flag was found at all, and the flags launch.json does not list (once each, in order). `own`: names the
     installed release declares as flags of their own, which argparse therefore never reads as abbreviations of a
-    listed flag (own_spellings)."""
+    listed flag (own_spellings). `shell`: the args are a shell string's words, left unexpanded (shell_commands): a
+    value with an expansion in it (`--tp $TP`, `--nnodes $(LWS_GROUP_SIZE)`) is what the shell makes of it when it
+    runs, not known here: unknown, where a usage error said the command was malformed (ireal1)."""
     opts = _options(mapping)
     exact: dict[str, dict[str, Any]] = {}
     for o in opts:
@@ -1606,6 +1610,16 @@ def parse_flags(
         value = _values_at(args, i, eq, inline)[0]
         if value is None:
             raise UsageError(f"server command: {how} needs a value")
+        if shell and kind in ("int", "float") and _EXPANSION.search(value):  # (a choice's: kept, unknown later)
+            problems.append(
+                Problem(
+                    flag, "unknown", None,
+                    f"{how} {value!r}: the shell string expands it when it runs, the gate reads no expansion, so what "
+                    f"SGLang gets for {flag} is not known (fail closed): write the value out in the string",
+                    [EXPANSION_SOURCE],
+                )
+            )  # fmt: skip
+            continue
         if kind == "int":
             try:
                 found[flag] = int(value)
@@ -1632,6 +1646,16 @@ def parse_flags(
         else:
             found[flag] = value
     return found, problems, seen, list(dict.fromkeys(unlisted))
+
+
+#: a parameter expansion (`$X`, `${X}`, `$1`, `$@`), a command substitution (`$(...)`, backquotes) or an arithmetic
+#: expansion (`$((...))`) in a word as shell_commands leaves it (POSIX.1-2017 Shell Command Language 2.6)
+_EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?!$-]|`")
+EXPANSION_SOURCE = {
+    "title": "POSIX.1-2017 Shell Command Language, 2.6 Word Expansions (parameter expansion, command substitution, "
+    "arithmetic expansion)",
+    "url": "https://pubs.opengroup.org/onlinepubs/9699919799/utilities/V3_chap02.html#tag_18_06",
+}
 
 
 def _unlisted_note(names: Sequence[str], label: str = UNLISTED_NOTE) -> Problem:
@@ -2010,7 +2034,7 @@ def derive(
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
     trace: dict[str, Any] = {"env_stops": stops}
     entry, args, cmd_env = find_launch(argv, mapping, cmd_env, trace)
-    found, problems, seen, unlisted = parse_flags(args, mapping, own)
+    found, problems, seen, unlisted = parse_flags(args, mapping, own, shell=bool(trace.get("shell_string")))
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
@@ -2042,6 +2066,7 @@ def derive(
         unlisted=unlisted,
         release=release,
         mpi_local=list(trace.get("mpi_local", [])),
+        shell_string=bool(trace.get("shell_string")),
     )
     for feature in require:
         _add(d, feature, "explicit", "--require")
@@ -2975,6 +3000,12 @@ def typed_value_problems(
         for given in option_values(d.sglang_args, names, flags, many=many):
             if given is None:
                 continue  # no value: another check's (argparse's 'expected one argument')
+            if d.shell_string and _EXPANSION.search(given):  # (the shell's to expand: unknown, never 'invalid')
+                if not any(p.subject == flag for p in d.problems):  # (parse_flags said it of a listed flag)
+                    message = f"{flag} {given[:80]!r}: the shell string expands it when it runs, the gate reads no "
+                    message += f"expansion, so whether SGLang's {kind} reading takes it is not known (fail closed)"
+                    out.append(Problem(flag, "unknown", None, message, [EXPANSION_SOURCE]))
+                continue
             took = _converts(kind, given)
             if took is True:
                 continue
@@ -3047,10 +3078,25 @@ def undeclared_problems(
     --allow-unknown) rather than blocked; an ambiguous prefix stays blocked (a plugin's flags only add to the
     matches). Flags launch.json lists with release entries are left to release_problems (their own release data).
     Returns (problems, whether the release's flags were known): they come from release_flags, or for a release
-    newer than the data from its own server arguments (`declared`). `sglang serve` is not judged: later
-    releases take flags of their own before the parser (--model-type, a positional model path)."""
-    if sglang_version is None or d.entrypoint != "launch-server":
+    newer than the data from its own server arguments (`declared`). `sglang serve` hands the same parser every
+    argument but its own --model-type (from 0.5.10) unless the model is a diffusion model, whose parser passes over
+    what it does not know (parse_known_args): judged as launch-server with `--model-type llm`, not at all with
+    `--model-type diffusion`, else each problem unknown (whether the model is a diffusion model is not read; ireal1:
+    every flag of a `sglang serve` line was passed unjudged)."""
+    if sglang_version is None or d.entrypoint not in ("launch-server", "sglang-serve"):
         return [], False
+    serve = d.entrypoint == "sglang-serve"
+    serve_own = serve and _release_inside(sglang_version.split("+", 1)[0], ">=0.5.10")
+    serve_type = _serve_model_type(d.sglang_args) if serve_own else "auto"
+    no_model = _serve_model_problem(d.sglang_args, sglang_version) if serve else None
+    if no_model is not None:
+        return [no_model], False
+    if serve and serve_type not in ("auto", "llm", "diffusion"):  # (0.5.11 serve.py:40-45 raises; 0.5.23: a plugin's?)
+        why = f"`sglang serve` in SGLang {sglang_version} knows no --model-type {serve_type!r} (auto, llm, diffusion)"
+        message = f"{why} unless an installed plugin adds that backend: else it stops before a server starts"
+        return [Problem("--model-type", "unknown", None, message, [SERVE_SOURCE])], False
+    if serve_type == "diffusion":
+        return [], False  # (the diffusion parser passes over what it does not know)
     table: Mapping[str, Any] = mapping["release_flags"] if isinstance(mapping.get("release_flags"), dict) else {}
     releases = [str(r) for r in table.get("releases") or []]
     names: set[str] | None
@@ -3077,7 +3123,7 @@ def undeclared_problems(
     out: list[Problem] = []
     seen: set[str] = set()
     for _, name, _, _ in _tokens(d.sglang_args):
-        if name in names or name in listed or name in seen:
+        if name in names or name in listed or name in seen or (serve_own and name == "--model-type"):
             continue
         seen.add(name)
         hits = sorted(n for n in names if n.startswith(name))
@@ -3107,9 +3153,86 @@ def undeclared_problems(
                 f"arguments' (exit status 2){hint}"
             )
         out.append(Problem(name, "blocked", "crash", message, source))
-    if declared is None:
+    if serve and serve_type == "auto":
+        out = [
+            Problem(
+                p.subject,
+                "unknown",
+                None,
+                f"{p.message}, where `sglang serve` hands it to the LLM server; unless the model is a diffusion model "
+                "(then the diffusion server's parser takes the flags it knows and passes over the rest), which the "
+                "gate does not read (fail closed): `--model-type llm` says which",
+                [*_as_list(p.source), SERVE_SOURCE],
+            )
+            for p in out
+        ]
+    if declared is None and not serve:  # (serve takes a positional model path of its own)
         out += argv_problems(d, mapping, sglang_version)
     return out, True
+
+
+#: how `sglang serve` dispatches its arguments (ireal1)
+SERVE_SOURCE = {
+    "title": "sglang 0.5.9, 0.5.10, 0.5.11, 0.5.20 and 0.5.23 wheels, sglang/cli/serve.py: a model that is not a "
+    "diffusion model goes to prepare_server_args, the launch_server parser (0.5.23 serve.py:97-106 _run_llm), a "
+    "diffusion model to the diffusion parser's parse_known_args (0.5.23 serve.py:121-141); --model-type "
+    "auto|llm|diffusion taken out of the arguments first from 0.5.10 (0.5.23 serve.py:30-59 and 181-219; absent in "
+    "0.5.9)",
+    "url": "https://pypi.org/project/sglang/0.5.23/",
+}
+
+
+def _serve_model_problem(args: Sequence[str], release: str) -> Problem | None:
+    """`sglang serve` finds the model path itself before any server parses the arguments (cli/utils.py
+    get_model_path): the exact spellings `--model-path X` / `--model-path=X`, from 0.5.11 also `--model X` /
+    `--model=X`, from 0.5.16 a first word that is no option (after --model-type); an abbreviation is never its.
+    Where it finds none it stops ('Error: --model-path is required') before a server starts (ireal1: `sglang serve
+    --model X` on 0.5.9 / 0.5.10 was allowed)."""
+    plain = release.split("+", 1)[0]
+    names = ("--model-path", "--model") if _release_inside(plain, ">=0.5.11") else ("--model-path",)
+    words = list(args)
+    if _release_inside(plain, ">=0.5.10"):  # (--model-type and its value are taken out first)
+        words = [w for i, w in enumerate(words) if w != "--model-type" and not w.startswith("--model-type=")
+                 and not (i > 0 and words[i - 1] == "--model-type")]  # fmt: skip
+    if any(h in words for h in ("-h", "--help")):
+        return None  # (help: no server either way)
+    if words and not words[0].startswith("-") and _release_inside(plain, ">=0.5.16"):
+        return None
+    for i, w in enumerate(words):
+        if (w in names and i + 1 < len(words)) or any(w.startswith(n + "=") for n in names):
+            return None
+    spelled = " or ".join(names) + (" or a model path as the first word" if _release_inside(plain, ">=0.5.16") else "")
+    return Problem(
+        "--model-path",
+        "blocked",
+        "crash",
+        f"`sglang serve` in SGLang {release} looks for the model itself as {spelled} (spelled out: it reads no "
+        "abbreviation) and finds none here: it stops with 'Error: --model-path is required' before a server starts",
+        [SERVE_MODEL_SOURCE],
+    )
+
+
+#: where `sglang serve` finds its model path (ireal1)
+SERVE_MODEL_SOURCE = {
+    "title": "sglang 0.5.9 and 0.5.10 wheels, sglang/cli/utils.py get_model_path (--model-path, --model-path= only: "
+    "0.5.9 utils.py:135-160); 0.5.11 utils.py:102-110 and 0.5.23 utils.py:136-152 (also --model, --model=); 0.5.16 "
+    "and later cli/serve.py _normalize_positional_model_path (a first word that is no option; absent in 0.5.15)",
+    "url": "https://pypi.org/project/sglang/0.5.23/",
+}
+
+
+def _serve_model_type(args: Sequence[str]) -> str:
+    """`sglang serve`'s --model-type (the last one, as its own scan keeps it; `auto` when none): only the exact
+    spellings `--model-type X` and `--model-type=X` are its own (0.5.23 serve.py:30-59)."""
+    kind = "auto"
+    for i, a in enumerate(args):
+        if a == "--":
+            break
+        if a == "--model-type" and i + 1 < len(args):
+            kind = args[i + 1]
+        elif a.startswith("--model-type="):
+            kind = a.split("=", 1)[1]
+    return kind
 
 
 #: CPython argparse, the one reading of an option and what is left over (3.10-3.13 agree on every case read here)
@@ -3205,6 +3328,7 @@ def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | 
     state, effect = ("unknown", None) if plugin else ("blocked", "crash")
     loose = [*source, *_as_list(table.get("plugins_source"))] if plugin else source
     args = _shell_cut(d.command, list(d.sglang_args))
+    cut = len(args) < len(d.sglang_args)  # (an expanded word follows the last one: its value, maybe; ireal1)
     # a missing value of a flag launch.json reads is parse_flags' and release_choice_problems' to report
     elsewhere = {n for o in _options(mapping) for n in _names(o)} | {
         str(f)
@@ -3294,7 +3418,7 @@ def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | 
                 if i < len(args) and args[i] != "--" and _is_argument(args[i]):
                     i += 1
         needed = 1 if kind in ("1", "+") else int(kind) if kind.isdigit() else 0
-        if i - start < needed and flag not in elsewhere:
+        if i - start < needed and flag not in elsewhere and not (cut and i >= len(args)):
             words = "one argument" if kind == "1" else "at least one argument" if kind == "+" else f"{kind} arguments"
             out.append(
                 Problem(
