@@ -400,6 +400,10 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
 
     from stackcheck.readers.fsview import listdir_or_empty, which_known
 
+    if "/" in prog and not prog.startswith("/"):  # (irev75: `bin/mpirun` is read from the server's directory)
+        if cwd is None or not cwd.startswith("/"):
+            return f"{prog} is relative to the server's working directory, which is not known here"
+        prog = posixpath.join(cwd, prog)
     found, why = which_known(view, prog, env.get("PATH"), cwd, "the server's working directory")
     if found is None:
         return why or f"{prog} is not found on the launch's PATH, so its installation is not read"
