@@ -174,9 +174,12 @@ _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 #: (prrte src/runtime/prte_mca_params.c), the rank file of rmaps (rmaps_rank_file_path), and mca_param_files (files
 #: that may set any of them); read from the environment as OMPI_MCA_ / PRTE_MCA_ / PMIX_MCA_ NAME (the prefixes of
 #: the MCA base): any name with one of these words is taken (fail closed: a spelling not read here, e.g.
-#: rmaps_default_hostfile, is inferred to mean the same)
+#: rmaps_default_hostfile, is inferred to mean the same). irev75: the MCA base's other parameter files too, which may
+#: set any of them: mca_base_override_param_file ($sysconfdir/openmpi-mca-params-override.conf, read over the
+#: environment), mca_base_param_file_prefix / _path / _path_force (`--am FILE` aggregate sets) and
+#: mca_base_envar_file_prefix (`--tune FILE`) (opal/mca/base/mca_base_var.c mca_base_var_cache_files, open-mpi/ompi)
 _MCA_PREFIXES = ("OMPI_MCA_", "PRTE_MCA_", "PMIX_MCA_", "OPAL_MCA_")
-_MCA_HOST_WORDS = ("hostfile", "dash_host", "rank_file", "rankfile", "machinefile", "param_files")
+_MCA_HOST_WORDS = ("hostfile", "dash_host", "rank_file", "rankfile", "machinefile", "param_file", "envar_file")
 
 
 def _mca_hosts_variable(name: str) -> bool:
@@ -367,7 +370,10 @@ def where_to_gate(w: Wrapped) -> str:
 #: one there): looked for in $OPAL_SYSCONFDIR, $OPAL_PREFIX/etc, mpirun's prefix/etc and /etc/openmpi* (Debian's and
 #: Fedora's packages); a build whose sysconfdir is none of them is not found, and unknown
 _MPI_HOSTFILES = ("openmpi-default-hostfile", "prte-default-hostfile")
-_MPI_PARAM_FILES = ("openmpi-mca-params.conf", "prte-mca-params.conf", "pmix-mca-params.conf")
+_MPI_PARAM_FILES = ("openmpi-mca-params.conf", "prte-mca-params.conf", "pmix-mca-params.conf", "prrte-mca-params.conf",
+                    # (irev75: read after the others and over the environment: mca_base_var.c, PMIx's and PRRTE's)
+                    "openmpi-mca-params-override.conf", "prte-mca-params-override.conf",
+                    "pmix-mca-params-override.conf", "prrte-mca-params-override.conf")  # fmt: skip
 _MPI_HOME_PARAMS = (".openmpi/mca-params.conf", ".prte/mca-params.conf", ".pmix/mca-params.conf")
 MPI_HOSTFILE_SOURCES = [
     {"title": "Open MPI 4.1 orte_hosts(7): the default hostfile defines the resource list for the job",

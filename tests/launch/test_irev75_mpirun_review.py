@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from stackcheck.knowledge.loader import load
-from stackcheck.launch import gate
+from stackcheck.launch import elsewhere, gate
 from stackcheck.readers.fsview import HostView
 
 LAUNCH = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2"]
@@ -63,3 +63,35 @@ def test_every_nested_mpirun_is_read(tmp_path: Path, mapping: Any) -> None:
     assert len(d.mpi_local) == 2
     got = gate.mpi_hostfile_problems(d, view, "/", "")
     assert [(p.subject, p.status) for p in got] == [("mpirun", "unknown")] and "node9" in got[0].message
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["OMPI_MCA_mca_base_param_file_prefix", "OMPI_MCA_mca_base_envar_file_prefix", "OMPI_MCA_mca_base_param_file_path",
+     "PRTE_MCA_mca_base_override_param_file", "OMPI_MCA_mca_base_param_file_path_force"],
+)  # fmt: skip
+def test_the_mca_base_s_other_parameter_files_in_the_environment(name: str, mapping: Any) -> None:
+    # false pass before: only *param_files* was taken; `--am FILE` / `--tune FILE`'s parameters and the override file
+    # were passed over (their files may set orte_default_hostfile)
+    d = gate.derive(["mpirun", *MPI, *LAUNCH], mapping, {**ENV, name: "hosts.conf"})
+    assert [(p.subject, p.status) for p in d.problems if p.subject == "mpirun"] == [("mpirun", "unknown")], name
+    d = gate.derive(["mpirun", *MPI, "--mca", name[9:], "x.conf", *LAUNCH], mapping, ENV)
+    assert [(p.subject, p.status) for p in d.problems if p.subject == "mpirun"] == [("mpirun", "unknown")], name
+
+
+@pytest.mark.parametrize(
+    "name", ["openmpi-mca-params-override.conf", "prte-mca-params-override.conf", "pmix-mca-params-override.conf"]
+)
+def test_the_override_parameter_file_is_read(name: str, tmp_path: Path) -> None:
+    # false pass before: $sysconfdir/openmpi-mca-params-override.conf (read over the environment and the other
+    # files) was not read
+    _install(tmp_path, "opt/ompi", "# none\n")
+    (tmp_path / "opt/ompi/etc" / name).write_text("orte_default_hostfile = /shared/hosts\n")
+    why = elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
+    assert why is not None and name in why and "orte_default_hostfile" in why
+    (tmp_path / "opt/ompi/etc/mca.conf").write_text("mca_base_param_file_prefix = /shared/amca\n")
+    (tmp_path / "opt/ompi/etc" / name).write_text("include = /opt/ompi/etc/mca.conf\n")
+    assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/") is None
+    (tmp_path / "opt/ompi/etc" / name).write_text("mca_base_param_file_prefix = /shared/amca\n")
+    why = elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
+    assert why is not None and "mca_base_param_file_prefix" in why
