@@ -182,12 +182,35 @@ _MCA_PREFIXES = ("OMPI_MCA_", "PRTE_MCA_", "PMIX_MCA_", "OPAL_MCA_")
 _MCA_HOST_WORDS = ("hostfile", "dash_host", "rank_file", "rankfile", "machinefile", "param_file", "envar_file")
 
 
-def _mca_hosts_variable(name: str) -> bool:
+#: (irev75) a mapping policy that places ranks by a file: PRRTE's `--map-by rankfile:file=F` / any `:file=F` modifier,
+#: `seq` (read by its prefix: strncasecmp with the word's length, "se" on; the sequential mapper's file), and 4.x's
+#: `--mca rmaps seq` / `rank_file` (prrte src/mca/rmaps/base/rmaps_base_frame.c prte_rmaps_base_set_mapping_policy
+#: and check_modifiers): the policy's MCA parameters are PRRTE's rmaps_default_mapping_policy and 4.x's
+#: rmaps_base_mapping_policy and rmaps (the component)
+_MCA_MAPPING_WORDS = ("mapping_policy", "map_by")
+
+
+def _map_by_file(value: str) -> bool:
+    """Whether a mapping policy (`--map-by VALUE`, its MCA parameter) places ranks by a file (irev75)."""
+    lowered = value.lower()
+    return "file" in lowered or lowered.split(":")[0].split(",")[0].strip().startswith("se")
+
+
+def _mca_sets_hosts(name: str, value: str | None) -> bool:
+    """Whether an MCA parameter (its name, without the OMPI_MCA_ prefix or with it; its value where known, None where
+    not read) may give mpirun hosts: a host word in the name (igap56), or a mapping policy by a file (irev75)."""
+    lowered = name.lower()
+    if any(word in lowered for word in _MCA_HOST_WORDS):
+        return True
+    mapping = any(w in lowered for w in _MCA_MAPPING_WORDS) or lowered.endswith("_rmaps") or lowered == "rmaps"
+    return mapping and (value is None or _map_by_file(value))
+
+
+def _mca_hosts_variable(name: str, value: str | None = None) -> bool:
     """Whether an environment variable sets an Open MPI / PRRTE MCA parameter that gives mpirun hosts (igap56)."""
     if not name.startswith(_MCA_PREFIXES):
         return False
-    lowered = name.lower()
-    return any(word in lowered for word in _MCA_HOST_WORDS)
+    return _mca_sets_hosts(name, value)
 
 
 #: ssh(1) / pdsh(1): the command's words are joined with spaces and run by the remote user's shell (`$SHELL -c`)
@@ -238,12 +261,16 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
         if name == "-x" and "=" in (value if eq else (argv[j + 1] if j + 1 < len(argv) else "")):
             return Wrapped(prog, "opaque", f"{prog} -x NAME=VALUE sets a variable of the command's environment, "
                            "which the gate does not follow"), None  # fmt: skip
+        if name.lstrip("-") == "map-by" and _map_by_file(value if eq else (argv[j + 1] if j + 1 < len(argv) else "")):
+            return Wrapped(prog, "opaque", f"{prog} {name} maps the ranks by a file (a rankfile or the sequential "
+                           "mapper's), whose hosts may be others"), None  # fmt: skip
         if name in _MPI_VALUE:
             j += 1 if eq else 2
             continue
         if name in _MPI_TWO:
             param = value if eq else (argv[j + 1] if j + 1 < len(argv) else "")
-            if any(word in param.lower() for word in _MCA_HOST_WORDS):  # (igap56: `--mca orte_default_hostfile F`)
+            setting = argv[j + 1 + (0 if eq else 1)] if j + 1 + (0 if eq else 1) < len(argv) else ""
+            if _mca_sets_hosts(param, setting):  # (igap56: `--mca orte_default_hostfile F`; irev75: a mapping file)
                 shown = redact_value(param)[:80]
                 return Wrapped(prog, "opaque", f"{prog} {name} {shown} sets a default host list or parameter file it "
                                "places ranks on (another host may run the command)"), None  # fmt: skip
@@ -254,7 +281,7 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
             continue
         return Wrapped(prog, "opaque", f"{prog}'s option `{name}` is not read (its value, the directory, environment "
                        "or hosts it sets)"), None  # fmt: skip
-    held = [name for name in _ALLOCATION if name in env] or [name for name in env if _mca_hosts_variable(name)]
+    held = [name for name in _ALLOCATION if name in env] or [n for n, v in env.items() if _mca_hosts_variable(n, v)]
     if held:
         if held[0] not in _ALLOCATION or held[0].startswith("OMPI_MCA_"):
             return Wrapped(prog, "opaque", f"{prog} reads {held[0]} from the environment, a default host list or "
@@ -446,7 +473,8 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
         if present and text is None:
             return f"{path} could not be read"
         for line in (text or "").splitlines():
-            name = line.split("=", 1)[0].strip().lower()
-            if name and not name.startswith("#") and any(w in name for w in _MCA_HOST_WORDS):
+            name, _, setting = line.partition("=")
+            name = name.strip().lower()
+            if name and not name.startswith("#") and _mca_sets_hosts(name, setting):
                 return f"{path} sets {name[:80]}, which gives {prog} hosts or parameter files of its own"
     return None

@@ -95,3 +95,40 @@ def test_the_override_parameter_file_is_read(name: str, tmp_path: Path) -> None:
     (tmp_path / "opt/ompi/etc" / name).write_text("mca_base_param_file_prefix = /shared/amca\n")
     why = elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
     assert why is not None and "mca_base_param_file_prefix" in why
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["--map-by", "rankfile:file=/shared/rf"], ["--map-by=rankfile:FILE=/shared/rf"], ["-map-by", "seq"],
+     ["--map-by", "se:file=/h"], ["--map-by", "core:file=/h"], ["--mca", "rmaps", "seq"],
+     ["--mca", "rmaps_default_mapping_policy", "rankfile:file=/r"], ["-gmca", "rmaps_base_mapping_policy", "seq"]],
+)  # fmt: skip
+def test_a_mapping_by_a_file_is_unknown(words: list[str], mapping: Any) -> None:
+    # false pass before: `--map-by` / `--mca` values were passed over; PRRTE's rankfile mapper (`rankfile:file=F`,
+    # any `:file=F` modifier) and the sequential mapper place the rank on the hosts of the file
+    d = gate.derive(["mpirun", *MPI, *words, *LAUNCH], mapping, ENV)
+    assert [(p.subject, p.status) for p in d.problems if p.subject == "mpirun"] == [("mpirun", "unknown")], words
+    assert d.mpi_local == []
+
+
+@pytest.mark.parametrize(
+    "words", [["--map-by", "core"], ["--map-by", "ppr:1:node"], ["--map-by", "slot"], ["--mca", "rmaps", "ppr"]]
+)
+def test_other_mappings_are_read_as_before(words: list[str], mapping: Any) -> None:
+    d = gate.derive(["mpirun", *MPI, *words, *LAUNCH], mapping, ENV)
+    assert [p for p in d.problems if p.subject == "mpirun"] == [] and len(d.mpi_local) == 1
+
+
+def test_a_mapping_by_a_file_in_the_environment_or_a_parameter_file(tmp_path: Path, mapping: Any) -> None:
+    # false pass before: PRTE_MCA_rmaps_default_mapping_policy=rankfile:file=F was not taken
+    env = {**ENV, "PRTE_MCA_rmaps_default_mapping_policy": "rankfile:file=/shared/rf"}
+    d = gate.derive(["mpirun", *MPI, *LAUNCH], mapping, env)
+    assert [(p.subject, p.status) for p in d.problems if p.subject == "mpirun"] == [("mpirun", "unknown")]
+    d = gate.derive(["mpirun", *MPI, *LAUNCH], mapping, {**ENV, "OMPI_MCA_rmaps_base_mapping_policy": "core"})
+    assert [p for p in d.problems if p.subject == "mpirun"] == []
+    _install(tmp_path, "opt/ompi", "# none\n")
+    (tmp_path / "opt/ompi/etc/prte-mca-params.conf").write_text("rmaps_default_mapping_policy = seq\n")
+    why = elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
+    assert why is not None and "rmaps_default_mapping_policy" in why
+    (tmp_path / "opt/ompi/etc/prte-mca-params.conf").write_text("rmaps_default_mapping_policy = package\n")
+    assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/") is None
