@@ -410,6 +410,39 @@ MPI_HOSTFILE_SOURCES = [
 ]  # fmt: skip
 
 
+#: (irev75) the lines of a default hostfile read as giving this host only, in the shape Open MPI's hostfile lexer reads
+#: them (orte/util/hostfile/hostfile_lex.l and hostfile.c hostfile_parse_line, v4.1.x; PRRTE's copy in 5.x, inferred
+#: the same): whitespace is space, tab, form feed and vertical tab only (a carriage return is no whitespace: an
+#: error); a comment is `#` to the end of a line ended by a newline (also after a host); one host a line, then
+#: keyword=integer pairs (another word is a parse error, mpirun exits); `//` and `/* */` comments, quoted strings,
+#: user@host, `rank N=HOST`, relative `+n1` and `^host` exclusions are not read here (unknown)
+_HOSTFILE_WHITE = " \t\f\v"
+_HOSTFILE_KEYS = "slots|count|cpu|max_slots|max-slots|slots_max|slots-max"
+_HOSTFILE_LOCAL_LINE = (r"[ \t\f\v]*(?:(?:localhost|127\.0\.0\.1|::1)(?:[ \t\f\v]+(?:" + _HOSTFILE_KEYS +
+                        r")[ \t\f\v]*=[ \t\f\v]*[0-9]+)*[ \t\f\v]*)?(?P<comment>#.*)?")  # fmt: skip
+
+
+def _hostfile_not_local(text: str) -> str | None:
+    """Why a default hostfile's text may give mpirun a host other than this one, or None where each line is blank, a
+    comment or this host (localhost, 127.0.0.1, ::1) with its slot counts (irev75: a line was read by its first word,
+    so `localhost slots=2 node7` or a CRLF file read as this host's where mpirun fails on them)."""
+    import re
+
+    local_line = re.compile(_HOSTFILE_LOCAL_LINE)
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        last = number == len(lines)  # (no newline after it: a comment there is an error to the lexer)
+        got = local_line.fullmatch(line)
+        if got is not None and not (last and got.group("comment")):
+            continue
+        words = line.strip(_HOSTFILE_WHITE).split()
+        first = words[0] if words else ""
+        if first and first not in _LOCAL and not first.startswith("#") and first != "rank":
+            return f"lists the host {first[:80]!r}"
+        return f"has line {number}, which is not read here as this host's alone"
+    return None
+
+
 def _mpi_file_text(view: Any, path: str) -> tuple[bool, str | None]:
     """(present, its text: None where it could not be read or is over 1 MiB)."""
     try:
@@ -459,11 +492,9 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
             present, text = _mpi_file_text(view, path)
             if present and text is None:
                 return f"{path} could not be read"
-            hosts = [line.split()[0] for line in (text or "").splitlines() if line.strip()
-                     and not line.lstrip().startswith("#")]  # fmt: skip
-            away = [h for h in hosts if h not in _LOCAL]
-            if away:
-                return f"{path} lists the host {away[0][:80]!r}, on which {prog} places the command's rank"
+            odd = _hostfile_not_local(text or "")
+            if odd is not None:
+                return f"{path} {odd}, on which {prog} may place the command's rank (or fail to read the file)"
     if not homes[0].startswith("/"):
         return f"the launch's HOME is not known, so {prog}'s per-user parameter files are not read"
     params = [posixpath.join(d, n) for d in conf for n in _MPI_PARAM_FILES]

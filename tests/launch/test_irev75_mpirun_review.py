@@ -132,3 +132,30 @@ def test_a_mapping_by_a_file_in_the_environment_or_a_parameter_file(tmp_path: Pa
     assert why is not None and "rmaps_default_mapping_policy" in why
     (tmp_path / "opt/ompi/etc/prte-mca-params.conf").write_text("rmaps_default_mapping_policy = package\n")
     assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["localhost slots=2 node7\n", "localhost\tnode7\n", "localhost /* x */ node7\n", "localhost // x",
+     "localhost\r\n", "localhost\x1fnode7\n", "localhost slots=two\n", "# the end, no newline", "rank 0=node5 slot=0\n",
+     "127.0.0.1 username=me\n"],
+)  # fmt: skip
+def test_a_hostfile_line_is_read_as_this_host_s_only_in_the_lexer_s_shape(text: str, tmp_path: Path) -> None:
+    # false pass before: a line was read by its first word (str.split), so a second host after it, a C comment, a
+    # carriage return or a control character read as this host, where Open MPI's hostfile lexer reads another host
+    # or fails (a parse error: mpirun exits before the command runs)
+    _install(tmp_path, "opt/ompi", text)
+    why = elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
+    assert why is not None and "openmpi-default-hostfile" in why, repr(text)
+    assert "'rank'" not in why
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\n", "# c\n", "localhost\n",
+     "localhost", "  localhost slots=2 max-slots = 4 # me\n", "127.0.0.1\n::1 cpu=1\n",
+     "\tlocalhost\x0bslots=1\x0c\n", "# a\r\n"],
+)  # fmt: skip
+def test_this_host_s_lines_read_as_before(text: str, tmp_path: Path) -> None:
+    _install(tmp_path, "opt/ompi", text)
+    assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/") is None
