@@ -164,8 +164,10 @@ _MPI_PLAIN = frozenset({"--allow-run-as-root", "-allow-run-as-root", "--oversubs
                         "--report-bindings", "-report-bindings", "--tag-output", "-tag-output", "--timestamp-output",
                         "-q", "--quiet", "-v", "--verbose", "--display-map", "-display-map", "--display-allocation",
                         "--use-hwthread-cpus", "--nooversubscribe"})  # fmt: skip
-#: a resource manager's allocation, whose nodes mpirun places ranks on without -H
-_ALLOCATION = ("SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "PBS_NODEFILE", "LSB_JOBID",
+#: a resource manager's allocation, whose nodes mpirun places ranks on without -H (irev75: Grid Engine's too, whose
+#: ras component reads PE_HOSTFILE's hosts where SGE_ROOT, ARC, PE_HOSTFILE and JOB_ID are set: orte/mca/ras/gridengine
+#: ras_gridengine_component.c and PRRTE's copy; any one of them set is taken, fail closed)
+_ALLOCATION = ("SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "PBS_NODEFILE", "LSB_JOBID", "PE_HOSTFILE",
                "OMPI_MCA_orte_default_hostfile")  # fmt: skip
 _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 #: (igap56) Open MPI's MCA variables that give mpirun hosts without -H / --hostfile: 4.x orte_default_hostfile (default

@@ -159,3 +159,11 @@ def test_a_hostfile_line_is_read_as_this_host_s_only_in_the_lexer_s_shape(text: 
 def test_this_host_s_lines_read_as_before(text: str, tmp_path: Path) -> None:
     _install(tmp_path, "opt/ompi", text)
     assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/") is None
+
+
+def test_a_grid_engine_allocation_is_unknown(mapping: Any) -> None:
+    # false pass before: Open MPI's gridengine ras places the ranks on PE_HOSTFILE's hosts (SGE_ROOT, ARC, JOB_ID set)
+    env = {**ENV, "SGE_ROOT": "/sge", "ARC": "lx-amd64", "JOB_ID": "42", "PE_HOSTFILE": "/sge/spool/pe_hostfile"}
+    d = gate.derive(["mpirun", *MPI, *LAUNCH], mapping, env)
+    got = [(p.subject, p.status, p.message) for p in d.problems if p.subject == "mpirun"]
+    assert [g[:2] for g in got] == [("mpirun", "unknown")] and "PE_HOSTFILE" in got[0][2]
