@@ -451,8 +451,12 @@ def _mpi_file_text(view: Any, path: str) -> tuple[bool, str | None]:
         st = view.stat(path)
     except (OSError, ValueError):
         return True, None
-    if st is None:
-        return False, ""
+    if st is None:  # (irev75: a link that does not resolve, a loop or a dangling one, is there and not read: unknown)
+        try:
+            there = view.stat(path, follow_symlinks=False) is not None
+        except (OSError, ValueError):
+            there = True
+        return there, (None if there else "")
     try:
         raw = view.read_bytes(path, 1 << 20)
     except (OSError, ValueError):

@@ -167,3 +167,29 @@ def test_a_grid_engine_allocation_is_unknown(mapping: Any) -> None:
     d = gate.derive(["mpirun", *MPI, *LAUNCH], mapping, env)
     got = [(p.subject, p.status, p.message) for p in d.problems if p.subject == "mpirun"]
     assert [g[:2] for g in got] == [("mpirun", "unknown")] and "PE_HOSTFILE" in got[0][2]
+
+
+@pytest.mark.parametrize("target", ["openmpi-default-hostfile", "/shared/absent-hosts"])
+def test_a_hostfile_link_that_does_not_resolve_is_unknown(target: str, tmp_path: Path) -> None:
+    # false pass before: a symlink loop or a dangling link read as no hostfile (stat None: absent)
+    _install(tmp_path, "opt/ompi")
+    (tmp_path / "opt/ompi/etc/openmpi-default-hostfile").symlink_to(target)
+    why = elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
+    assert why is not None and "could not be read" in why
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir", "huge", "binary"])
+def test_odd_files_are_unknown_without_a_hang_or_a_traceback(kind: str, tmp_path: Path) -> None:
+    import os
+
+    _install(tmp_path, "opt/ompi")
+    path = tmp_path / "opt/ompi/etc/openmpi-default-hostfile"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dir":
+        path.mkdir()
+    elif kind == "huge":
+        path.write_bytes(b"# x\n" * 300_000)
+    else:
+        path.write_bytes(b"\xff\xfe\x00localhost\n")
+    assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
