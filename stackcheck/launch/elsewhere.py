@@ -399,6 +399,14 @@ def where_to_gate(w: Wrapped) -> str:
 #: one there): looked for in $OPAL_SYSCONFDIR, $OPAL_PREFIX/etc, mpirun's prefix/etc and /etc/openmpi* (Debian's and
 #: Fedora's packages); a build whose sysconfdir is none of them is not found, and unknown
 _MPI_HOSTFILES = ("openmpi-default-hostfile", "prte-default-hostfile")
+#: (irev75) the names Open MPI's launcher has once its links are resolved: 4.x mpirun / mpiexec -> orterun, 5.x mpirun
+#: (which runs prterun), Debian's and Fedora's mpirun.openmpi alternatives; a launcher resolving to another name
+#: (MPICH's mpiexec.hydra, Debian's mpirun.mpich, Intel MPI's) reads other host settings (HYDRA_HOST_FILE, its own
+#: options: MPICH wiki Using_the_Hydra_Process_Manager, HYDRA_HOST_FILE the default host file; inferred for Intel MPI)
+#: and is unknown; so is the /etc/openmpi* fallback for
+#: a launcher outside /usr (a decoy: another installation's configuration)
+_OPEN_MPI_PROGRAMS = frozenset({"mpirun", "mpiexec", "orterun", "prterun", "mpirun.openmpi", "mpiexec.openmpi",
+                                "orterun.openmpi", "prterun.openmpi"})  # fmt: skip
 _MPI_PARAM_FILES = ("openmpi-mca-params.conf", "prte-mca-params.conf", "pmix-mca-params.conf", "prrte-mca-params.conf",
                     # (irev75: read after the others and over the environment: mca_base_var.c, PMIx's and PRRTE's)
                     "openmpi-mca-params-override.conf", "prte-mca-params-override.conf",
@@ -483,9 +491,15 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
         real = view.realpath(found)
     except (OSError, ValueError):
         return f"{found} could not be resolved, so its installation is not read"
+    if posixpath.basename(real) not in _OPEN_MPI_PROGRAMS:  # (irev75: MPICH's / Intel MPI's hydra, another launcher)
+        return (
+            f"{found} is {posixpath.basename(real)[:80]!r}, not known as Open MPI's mpirun, so which hosts "
+            "it reads (MPICH's and Intel MPI's hydra: HYDRA_HOST_FILE, I_MPI_HYDRA_HOST_FILE) is not read here"
+        )
     dirs = [env.get("OPAL_SYSCONFDIR") or "", posixpath.join(env.get("OPAL_PREFIX") or "/-", "etc"),
             posixpath.join(posixpath.dirname(posixpath.dirname(real)), "etc")]  # fmt: skip
-    dirs += [posixpath.join("/etc", n) for n in listdir_or_empty(view, "/etc") if n.startswith("openmpi")]
+    if real.startswith("/usr/"):  # (irev75: a distribution's package only; another prefix's is its own prefix/etc)
+        dirs += [posixpath.join("/etc", n) for n in listdir_or_empty(view, "/etc") if n.startswith("openmpi")]
     homes = [env.get("HOME") or ""]
     conf = [d for d in dict.fromkeys(dirs) if d.startswith("/") and any(
         _mpi_file_text(view, posixpath.join(d, n))[0] for n in _MPI_PARAM_FILES)]  # fmt: skip

@@ -193,3 +193,31 @@ def test_odd_files_are_unknown_without_a_hang_or_a_traceback(kind: str, tmp_path
     else:
         path.write_bytes(b"\xff\xfe\x00localhost\n")
     assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
+
+
+def test_another_mpi_s_launcher_beside_a_distribution_s_open_mpi_configuration_is_unknown(tmp_path: Path) -> None:
+    # false pass before: /usr/bin/mpirun resolving to MPICH's mpiexec.hydra (Debian's alternatives) was read through
+    # /etc/openmpi's clean files, and an /opt launcher through them too; hydra reads HYDRA_HOST_FILE, not those
+    (tmp_path / "usr/bin").mkdir(parents=True)
+    (tmp_path / "etc/openmpi").mkdir(parents=True)
+    (tmp_path / "home/u").mkdir(parents=True)
+    (tmp_path / "etc/openmpi/openmpi-mca-params.conf").write_text("# none\n")
+    hydra = tmp_path / "usr/bin/mpiexec.hydra"
+    hydra.write_text("#!/bin/sh\n")
+    hydra.chmod(0o755)
+    (tmp_path / "usr/bin/mpirun").symlink_to("mpiexec.hydra")
+    view = HostView(str(tmp_path))
+    why = elsewhere.mpi_default_hosts(view, "mpirun", ENV, "/")
+    assert why is not None and "mpiexec.hydra" in why
+    (tmp_path / "opt/intel/bin").mkdir(parents=True)
+    run = tmp_path / "opt/intel/bin/mpirun"
+    run.write_text("#!/bin/sh\n")
+    run.chmod(0o755)
+    why = elsewhere.mpi_default_hosts(view, "mpirun", {**ENV, "PATH": "/opt/intel/bin"}, "/")
+    assert why is not None and "not found" in why
+    (tmp_path / "usr/bin/mpirun").unlink()
+    orterun = tmp_path / "usr/bin/orterun"
+    orterun.write_text("#!/bin/sh\n")
+    orterun.chmod(0o755)
+    (tmp_path / "usr/bin/mpirun").symlink_to("orterun")
+    assert elsewhere.mpi_default_hosts(view, "mpirun", ENV, "/") is None  # (Debian's Open MPI: read as before)
