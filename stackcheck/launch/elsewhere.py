@@ -496,13 +496,20 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
             f"{found} is {posixpath.basename(real)[:80]!r}, not known as Open MPI's mpirun, so which hosts "
             "it reads (MPICH's and Intel MPI's hydra: HYDRA_HOST_FILE, I_MPI_HYDRA_HOST_FILE) is not read here"
         )
-    dirs = [env.get("OPAL_SYSCONFDIR") or "", posixpath.join(env.get("OPAL_PREFIX") or "/-", "etc"),
-            posixpath.join(posixpath.dirname(posixpath.dirname(real)), "etc")]  # fmt: skip
+    # (irev75) OPAL_SYSCONFDIR / OPAL_PREFIX relocate the installation (opal/mca/installdirs/env: sysconfdir, or
+    # ${prefix}/etc): the directory they give is read whatever it holds, not only where a parameter file marks it
+    given = {name: env.get(name) or "" for name in ("OPAL_SYSCONFDIR", "OPAL_PREFIX")}
+    odd_given = [f"{n}={v[:80]!r}" for n, v in given.items() if v and not v.startswith("/")]
+    if odd_given:
+        return f"{odd_given[0]} is no absolute directory, so {prog}'s configuration directory is not known"
+    relocated = given["OPAL_PREFIX"] and posixpath.join(given["OPAL_PREFIX"], "etc")
+    forced = [d for d in (given["OPAL_SYSCONFDIR"], relocated) if d]
+    dirs = [posixpath.join(posixpath.dirname(posixpath.dirname(real)), "etc")]
     if real.startswith("/usr/"):  # (irev75: a distribution's package only; another prefix's is its own prefix/etc)
         dirs += [posixpath.join("/etc", n) for n in listdir_or_empty(view, "/etc") if n.startswith("openmpi")]
     homes = [env.get("HOME") or ""]
-    conf = [d for d in dict.fromkeys(dirs) if d.startswith("/") and any(
-        _mpi_file_text(view, posixpath.join(d, n))[0] for n in _MPI_PARAM_FILES)]  # fmt: skip
+    conf = [d for d in dict.fromkeys([*forced, *dirs]) if d.startswith("/") and (d in forced or any(
+        _mpi_file_text(view, posixpath.join(d, n))[0] for n in _MPI_PARAM_FILES))]  # fmt: skip
     if not conf:
         return (f"the configuration directory of the Open MPI that {real} belongs to (its openmpi-mca-params.conf) is "
                 "not found, so its default hostfile is not read")  # fmt: skip

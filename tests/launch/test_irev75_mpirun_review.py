@@ -221,3 +221,19 @@ def test_another_mpi_s_launcher_beside_a_distribution_s_open_mpi_configuration_i
     orterun.chmod(0o755)
     (tmp_path / "usr/bin/mpirun").symlink_to("orterun")
     assert elsewhere.mpi_default_hosts(view, "mpirun", ENV, "/") is None  # (Debian's Open MPI: read as before)
+
+
+@pytest.mark.parametrize(("name", "value"), [("OPAL_SYSCONFDIR", "/site/etc"), ("OPAL_PREFIX", "/site")])
+def test_a_relocated_configuration_directory_is_read_whatever_it_holds(name: str, value: str, tmp_path: Path) -> None:
+    # false pass before: the directory OPAL_SYSCONFDIR / OPAL_PREFIX gives was read only where it held a parameter
+    # file, so its default hostfile was passed over while mpirun's own prefix/etc (clean) was read
+    _install(tmp_path, "opt/ompi", "# none\n")
+    (tmp_path / "site/etc").mkdir(parents=True)
+    (tmp_path / "site/etc/openmpi-default-hostfile").write_text("node9\n")
+    env = {**ENV, "PATH": "/opt/ompi/bin", name: value}
+    why = elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", env, "/")
+    assert why is not None and "node9" in why and "/site/etc" in why
+    why = elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**env, name: "site"}, "/")
+    assert why is not None and "no absolute directory" in why
+    (tmp_path / "site/etc/openmpi-default-hostfile").write_text("localhost\n")
+    assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", env, "/") is None
