@@ -496,14 +496,14 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
             f"{found} is {posixpath.basename(real)[:80]!r}, not known as Open MPI's mpirun, so which hosts "
             "it reads (MPICH's and Intel MPI's hydra: HYDRA_HOST_FILE, I_MPI_HYDRA_HOST_FILE) is not read here"
         )
-    # (irev75) OPAL_SYSCONFDIR / OPAL_PREFIX relocate the installation (opal/mca/installdirs/env: sysconfdir, or
-    # ${prefix}/etc): the directory they give is read whatever it holds, not only where a parameter file marks it
-    given = {name: env.get(name) or "" for name in ("OPAL_SYSCONFDIR", "OPAL_PREFIX")}
+    # (irev75) OPAL_ / PRTE_ / PMIX_ SYSCONFDIR and PREFIX relocate the installation (opal/mca/installdirs/env, PRRTE's
+    # prteinstalldirs/env: sysconfdir, or ${prefix}/etc; PMIx's inferred the same): the directory they give is read
+    # whatever it holds, not only where a parameter file marks it
+    given = {f"{p}_{k}": env.get(f"{p}_{k}") or "" for p in ("OPAL", "PRTE", "PMIX") for k in ("SYSCONFDIR", "PREFIX")}
     odd_given = [f"{n}={v[:80]!r}" for n, v in given.items() if v and not v.startswith("/")]
     if odd_given:
         return f"{odd_given[0]} is no absolute directory, so {prog}'s configuration directory is not known"
-    relocated = given["OPAL_PREFIX"] and posixpath.join(given["OPAL_PREFIX"], "etc")
-    forced = [d for d in (given["OPAL_SYSCONFDIR"], relocated) if d]
+    forced = [posixpath.join(v, "etc") if n.endswith("_PREFIX") else v for n, v in given.items() if v]
     dirs = [posixpath.join(posixpath.dirname(posixpath.dirname(real)), "etc")]
     if real.startswith("/usr/"):  # (irev75: a distribution's package only; another prefix's is its own prefix/etc)
         dirs += [posixpath.join("/etc", n) for n in listdir_or_empty(view, "/etc") if n.startswith("openmpi")]

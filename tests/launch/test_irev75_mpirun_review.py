@@ -223,7 +223,11 @@ def test_another_mpi_s_launcher_beside_a_distribution_s_open_mpi_configuration_i
     assert elsewhere.mpi_default_hosts(view, "mpirun", ENV, "/") is None  # (Debian's Open MPI: read as before)
 
 
-@pytest.mark.parametrize(("name", "value"), [("OPAL_SYSCONFDIR", "/site/etc"), ("OPAL_PREFIX", "/site")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("OPAL_SYSCONFDIR", "/site/etc"), ("OPAL_PREFIX", "/site"), ("PRTE_SYSCONFDIR", "/site/etc"),
+     ("PRTE_PREFIX", "/site"), ("PMIX_PREFIX", "/site")],
+)  # fmt: skip
 def test_a_relocated_configuration_directory_is_read_whatever_it_holds(name: str, value: str, tmp_path: Path) -> None:
     # false pass before: the directory OPAL_SYSCONFDIR / OPAL_PREFIX gives was read only where it held a parameter
     # file, so its default hostfile was passed over while mpirun's own prefix/etc (clean) was read
