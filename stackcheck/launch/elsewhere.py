@@ -396,8 +396,9 @@ def where_to_gate(w: Wrapped) -> str:
 #: / *_default_dash_host / rmaps_rank_file_path (mca_param_files' default: $HOME/.openmpi/mca-params.conf and
 #: $sysconfdir/openmpi-mca-params.conf; PRRTE: $HOME/.prte/mca-params.conf and $sysconfdir/prte-mca-params.conf).
 #: sysconfdir is where the build installed openmpi-mca-params.conf / prte-mca-params.conf (make install always puts
-#: one there): looked for in $OPAL_SYSCONFDIR, $OPAL_PREFIX/etc, mpirun's prefix/etc and /etc/openmpi* (Debian's and
-#: Fedora's packages); a build whose sysconfdir is none of them is not found, and unknown
+#: one there): looked for in mpirun's prefix/etc and, for a launcher under /usr, /etc/openmpi* (Debian's and Fedora's
+#: packages); a build whose sysconfdir is none of them is not found, and unknown. The directories OPAL_ / PRTE_ / PMIX_
+#: SYSCONFDIR and PREFIX (/etc) give are read whatever they hold (irev75)
 _MPI_HOSTFILES = ("openmpi-default-hostfile", "prte-default-hostfile")
 #: (irev75) the names Open MPI's launcher has once its links are resolved: 4.x mpirun / mpiexec -> orterun, 5.x mpirun
 #: (which runs prterun), Debian's and Fedora's mpirun.openmpi alternatives; a launcher resolving to another name
