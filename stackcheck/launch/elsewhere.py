@@ -194,8 +194,8 @@ _MCA_MAPPING_WORDS = ("mapping_policy", "map_by")
 
 def _map_by_file(value: str) -> bool:
     """Whether a mapping policy (`--map-by VALUE`, its MCA parameter) places ranks by a file (irev75)."""
-    lowered = value.lower()
-    return "file" in lowered or lowered.split(":")[0].split(",")[0].strip().startswith("se")
+    lowered = value.lower()  # (a value quoted in a parameter file is read unquoted too: fail closed, irev75)
+    return "file" in lowered or lowered.split(":")[0].split(",")[0].strip(" \t\r\"'").startswith("se")
 
 
 def _mca_sets_hosts(name: str, value: str | None) -> bool:

@@ -130,6 +130,8 @@ def test_a_mapping_by_a_file_in_the_environment_or_a_parameter_file(tmp_path: Pa
     (tmp_path / "opt/ompi/etc/prte-mca-params.conf").write_text("rmaps_default_mapping_policy = seq\n")
     why = elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
     assert why is not None and "rmaps_default_mapping_policy" in why
+    (tmp_path / "opt/ompi/etc/prte-mca-params.conf").write_text('rmaps_default_mapping_policy = "seq"\n')
+    assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/")
     (tmp_path / "opt/ompi/etc/prte-mca-params.conf").write_text("rmaps_default_mapping_policy = package\n")
     assert elsewhere.mpi_default_hosts(HostView(str(tmp_path)), "mpirun", {**ENV, "PATH": "/opt/ompi/bin"}, "/") is None
 
