@@ -164,8 +164,10 @@ _MPI_PLAIN = frozenset({"--allow-run-as-root", "-allow-run-as-root", "--oversubs
                         "--report-bindings", "-report-bindings", "--tag-output", "-tag-output", "--timestamp-output",
                         "-q", "--quiet", "-v", "--verbose", "--display-map", "-display-map", "--display-allocation",
                         "--use-hwthread-cpus", "--nooversubscribe"})  # fmt: skip
-#: a resource manager's allocation, whose nodes mpirun places ranks on without -H
-_ALLOCATION = ("SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "PBS_NODEFILE", "LSB_JOBID",
+#: a resource manager's allocation, whose nodes mpirun places ranks on without -H (irev75: Grid Engine's too, whose
+#: ras component reads PE_HOSTFILE's hosts where SGE_ROOT, ARC, PE_HOSTFILE and JOB_ID are set: orte/mca/ras/gridengine
+#: ras_gridengine_component.c and PRRTE's copy; any one of them set is taken, fail closed)
+_ALLOCATION = ("SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "PBS_NODEFILE", "LSB_JOBID", "PE_HOSTFILE",
                "OMPI_MCA_orte_default_hostfile")  # fmt: skip
 _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 #: (igap56) Open MPI's MCA variables that give mpirun hosts without -H / --hostfile: 4.x orte_default_hostfile (default
@@ -174,17 +176,43 @@ _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 #: (prrte src/runtime/prte_mca_params.c), the rank file of rmaps (rmaps_rank_file_path), and mca_param_files (files
 #: that may set any of them); read from the environment as OMPI_MCA_ / PRTE_MCA_ / PMIX_MCA_ NAME (the prefixes of
 #: the MCA base): any name with one of these words is taken (fail closed: a spelling not read here, e.g.
-#: rmaps_default_hostfile, is inferred to mean the same)
+#: rmaps_default_hostfile, is inferred to mean the same). irev75: the MCA base's other parameter files too, which may
+#: set any of them: mca_base_override_param_file ($sysconfdir/openmpi-mca-params-override.conf, read over the
+#: environment), mca_base_param_file_prefix / _path / _path_force (`--am FILE` aggregate sets) and
+#: mca_base_envar_file_prefix (`--tune FILE`) (opal/mca/base/mca_base_var.c mca_base_var_cache_files, open-mpi/ompi)
 _MCA_PREFIXES = ("OMPI_MCA_", "PRTE_MCA_", "PMIX_MCA_", "OPAL_MCA_")
-_MCA_HOST_WORDS = ("hostfile", "dash_host", "rank_file", "rankfile", "machinefile", "param_files")
+_MCA_HOST_WORDS = ("hostfile", "dash_host", "rank_file", "rankfile", "machinefile", "param_file", "envar_file")
 
 
-def _mca_hosts_variable(name: str) -> bool:
+#: (irev75) a mapping policy that places ranks by a file: PRRTE's `--map-by rankfile:file=F` / any `:file=F` modifier,
+#: `seq` (read by its prefix: strncasecmp with the word's length, "se" on; the sequential mapper's file), and 4.x's
+#: `--mca rmaps seq` / `rank_file` (prrte src/mca/rmaps/base/rmaps_base_frame.c prte_rmaps_base_set_mapping_policy
+#: and check_modifiers): the policy's MCA parameters are PRRTE's rmaps_default_mapping_policy and 4.x's
+#: rmaps_base_mapping_policy and rmaps (the component)
+_MCA_MAPPING_WORDS = ("mapping_policy", "map_by")
+
+
+def _map_by_file(value: str) -> bool:
+    """Whether a mapping policy (`--map-by VALUE`, its MCA parameter) places ranks by a file (irev75)."""
+    lowered = value.lower()  # (a value quoted in a parameter file is read unquoted too: fail closed, irev75)
+    return "file" in lowered or lowered.split(":")[0].split(",")[0].strip(" \t\r\"'").startswith("se")
+
+
+def _mca_sets_hosts(name: str, value: str | None) -> bool:
+    """Whether an MCA parameter (its name, without the OMPI_MCA_ prefix or with it; its value where known, None where
+    not read) may give mpirun hosts: a host word in the name (igap56), or a mapping policy by a file (irev75)."""
+    lowered = name.lower()
+    if any(word in lowered for word in _MCA_HOST_WORDS):
+        return True
+    mapping = any(w in lowered for w in _MCA_MAPPING_WORDS) or lowered.endswith("_rmaps") or lowered == "rmaps"
+    return mapping and (value is None or _map_by_file(value))
+
+
+def _mca_hosts_variable(name: str, value: str | None = None) -> bool:
     """Whether an environment variable sets an Open MPI / PRRTE MCA parameter that gives mpirun hosts (igap56)."""
     if not name.startswith(_MCA_PREFIXES):
         return False
-    lowered = name.lower()
-    return any(word in lowered for word in _MCA_HOST_WORDS)
+    return _mca_sets_hosts(name, value)
 
 
 #: ssh(1) / pdsh(1): the command's words are joined with spaces and run by the remote user's shell (`$SHELL -c`)
@@ -235,12 +263,16 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
         if name == "-x" and "=" in (value if eq else (argv[j + 1] if j + 1 < len(argv) else "")):
             return Wrapped(prog, "opaque", f"{prog} -x NAME=VALUE sets a variable of the command's environment, "
                            "which the gate does not follow"), None  # fmt: skip
+        if name.lstrip("-") == "map-by" and _map_by_file(value if eq else (argv[j + 1] if j + 1 < len(argv) else "")):
+            return Wrapped(prog, "opaque", f"{prog} {name} maps the ranks by a file (a rankfile or the sequential "
+                           "mapper's), whose hosts may be others"), None  # fmt: skip
         if name in _MPI_VALUE:
             j += 1 if eq else 2
             continue
         if name in _MPI_TWO:
             param = value if eq else (argv[j + 1] if j + 1 < len(argv) else "")
-            if any(word in param.lower() for word in _MCA_HOST_WORDS):  # (igap56: `--mca orte_default_hostfile F`)
+            setting = argv[j + 1 + (0 if eq else 1)] if j + 1 + (0 if eq else 1) < len(argv) else ""
+            if _mca_sets_hosts(param, setting):  # (igap56: `--mca orte_default_hostfile F`; irev75: a mapping file)
                 shown = redact_value(param)[:80]
                 return Wrapped(prog, "opaque", f"{prog} {name} {shown} sets a default host list or parameter file it "
                                "places ranks on (another host may run the command)"), None  # fmt: skip
@@ -251,7 +283,7 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
             continue
         return Wrapped(prog, "opaque", f"{prog}'s option `{name}` is not read (its value, the directory, environment "
                        "or hosts it sets)"), None  # fmt: skip
-    held = [name for name in _ALLOCATION if name in env] or [name for name in env if _mca_hosts_variable(name)]
+    held = [name for name in _ALLOCATION if name in env] or [n for n, v in env.items() if _mca_hosts_variable(n, v)]
     if held:
         if held[0] not in _ALLOCATION or held[0].startswith("OMPI_MCA_"):
             return Wrapped(prog, "opaque", f"{prog} reads {held[0]} from the environment, a default host list or "
@@ -364,10 +396,22 @@ def where_to_gate(w: Wrapped) -> str:
 #: / *_default_dash_host / rmaps_rank_file_path (mca_param_files' default: $HOME/.openmpi/mca-params.conf and
 #: $sysconfdir/openmpi-mca-params.conf; PRRTE: $HOME/.prte/mca-params.conf and $sysconfdir/prte-mca-params.conf).
 #: sysconfdir is where the build installed openmpi-mca-params.conf / prte-mca-params.conf (make install always puts
-#: one there): looked for in $OPAL_SYSCONFDIR, $OPAL_PREFIX/etc, mpirun's prefix/etc and /etc/openmpi* (Debian's and
-#: Fedora's packages); a build whose sysconfdir is none of them is not found, and unknown
+#: one there): looked for in mpirun's prefix/etc and, for a launcher under /usr, /etc/openmpi* (Debian's and Fedora's
+#: packages); a build whose sysconfdir is none of them is not found, and unknown. The directories OPAL_ / PRTE_ / PMIX_
+#: SYSCONFDIR and PREFIX (/etc) give are read whatever they hold (irev75)
 _MPI_HOSTFILES = ("openmpi-default-hostfile", "prte-default-hostfile")
-_MPI_PARAM_FILES = ("openmpi-mca-params.conf", "prte-mca-params.conf", "pmix-mca-params.conf")
+#: (irev75) the names Open MPI's launcher has once its links are resolved: 4.x mpirun / mpiexec -> orterun, 5.x mpirun
+#: (which runs prterun), Debian's and Fedora's mpirun.openmpi alternatives; a launcher resolving to another name
+#: (MPICH's mpiexec.hydra, Debian's mpirun.mpich, Intel MPI's) reads other host settings (HYDRA_HOST_FILE, its own
+#: options: MPICH wiki Using_the_Hydra_Process_Manager, HYDRA_HOST_FILE the default host file; inferred for Intel MPI)
+#: and is unknown; so is the /etc/openmpi* fallback for
+#: a launcher outside /usr (a decoy: another installation's configuration)
+_OPEN_MPI_PROGRAMS = frozenset({"mpirun", "mpiexec", "orterun", "prterun", "mpirun.openmpi", "mpiexec.openmpi",
+                                "orterun.openmpi", "prterun.openmpi"})  # fmt: skip
+_MPI_PARAM_FILES = ("openmpi-mca-params.conf", "prte-mca-params.conf", "pmix-mca-params.conf", "prrte-mca-params.conf",
+                    # (irev75: read after the others and over the environment: mca_base_var.c, PMIx's and PRRTE's)
+                    "openmpi-mca-params-override.conf", "prte-mca-params-override.conf",
+                    "pmix-mca-params-override.conf", "prrte-mca-params-override.conf")  # fmt: skip
 _MPI_HOME_PARAMS = (".openmpi/mca-params.conf", ".prte/mca-params.conf", ".pmix/mca-params.conf")
 MPI_HOSTFILE_SOURCES = [
     {"title": "Open MPI 4.1 orte_hosts(7): the default hostfile defines the resource list for the job",
@@ -377,14 +421,51 @@ MPI_HOSTFILE_SOURCES = [
 ]  # fmt: skip
 
 
+#: (irev75) the lines of a default hostfile read as giving this host only, in the shape Open MPI's hostfile lexer reads
+#: them (orte/util/hostfile/hostfile_lex.l and hostfile.c hostfile_parse_line, v4.1.x; PRRTE's copy in 5.x, inferred
+#: the same): whitespace is space, tab, form feed and vertical tab only (a carriage return is no whitespace: an
+#: error); a comment is `#` to the end of a line ended by a newline (also after a host); one host a line, then
+#: keyword=integer pairs (another word is a parse error, mpirun exits); `//` and `/* */` comments, quoted strings,
+#: user@host, `rank N=HOST`, relative `+n1` and `^host` exclusions are not read here (unknown)
+_HOSTFILE_WHITE = " \t\f\v"
+_HOSTFILE_KEYS = "slots|count|cpu|max_slots|max-slots|slots_max|slots-max"
+_HOSTFILE_LOCAL_LINE = (r"[ \t\f\v]*(?:(?:localhost|127\.0\.0\.1|::1)(?:[ \t\f\v]+(?:" + _HOSTFILE_KEYS +
+                        r")[ \t\f\v]*=[ \t\f\v]*[0-9]+)*[ \t\f\v]*)?(?P<comment>#.*)?")  # fmt: skip
+
+
+def _hostfile_not_local(text: str) -> str | None:
+    """Why a default hostfile's text may give mpirun a host other than this one, or None where each line is blank, a
+    comment or this host (localhost, 127.0.0.1, ::1) with its slot counts (irev75: a line was read by its first word,
+    so `localhost slots=2 node7` or a CRLF file read as this host's where mpirun fails on them)."""
+    import re
+
+    local_line = re.compile(_HOSTFILE_LOCAL_LINE)
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        last = number == len(lines)  # (no newline after it: a comment there is an error to the lexer)
+        got = local_line.fullmatch(line)
+        if got is not None and not (last and got.group("comment")):
+            continue
+        words = line.strip(_HOSTFILE_WHITE).split()
+        first = words[0] if words else ""
+        if first and first not in _LOCAL and not first.startswith("#") and first != "rank":
+            return f"lists the host {first[:80]!r}"
+        return f"has line {number}, which is not read here as this host's alone"
+    return None
+
+
 def _mpi_file_text(view: Any, path: str) -> tuple[bool, str | None]:
     """(present, its text: None where it could not be read or is over 1 MiB)."""
     try:
         st = view.stat(path)
     except (OSError, ValueError):
         return True, None
-    if st is None:
-        return False, ""
+    if st is None:  # (irev75: a link that does not resolve, a loop or a dangling one, is there and not read: unknown)
+        try:
+            there = view.stat(path, follow_symlinks=False) is not None
+        except (OSError, ValueError):
+            there = True
+        return there, (None if there else "")
     try:
         raw = view.read_bytes(path, 1 << 20)
     except (OSError, ValueError):
@@ -400,6 +481,10 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
 
     from stackcheck.readers.fsview import listdir_or_empty, which_known
 
+    if "/" in prog and not prog.startswith("/"):  # (irev75: `bin/mpirun` is read from the server's directory)
+        if cwd is None or not cwd.startswith("/"):
+            return f"{prog} is relative to the server's working directory, which is not known here"
+        prog = posixpath.join(cwd, prog)
     found, why = which_known(view, prog, env.get("PATH"), cwd, "the server's working directory")
     if found is None:
         return why or f"{prog} is not found on the launch's PATH, so its installation is not read"
@@ -407,12 +492,25 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
         real = view.realpath(found)
     except (OSError, ValueError):
         return f"{found} could not be resolved, so its installation is not read"
-    dirs = [env.get("OPAL_SYSCONFDIR") or "", posixpath.join(env.get("OPAL_PREFIX") or "/-", "etc"),
-            posixpath.join(posixpath.dirname(posixpath.dirname(real)), "etc")]  # fmt: skip
-    dirs += [posixpath.join("/etc", n) for n in listdir_or_empty(view, "/etc") if n.startswith("openmpi")]
+    if posixpath.basename(real) not in _OPEN_MPI_PROGRAMS:  # (irev75: MPICH's / Intel MPI's hydra, another launcher)
+        return (
+            f"{found} is {posixpath.basename(real)[:80]!r}, not known as Open MPI's mpirun, so which hosts "
+            "it reads (MPICH's and Intel MPI's hydra: HYDRA_HOST_FILE, I_MPI_HYDRA_HOST_FILE) is not read here"
+        )
+    # (irev75) OPAL_ / PRTE_ / PMIX_ SYSCONFDIR and PREFIX relocate the installation (opal/mca/installdirs/env, PRRTE's
+    # prteinstalldirs/env: sysconfdir, or ${prefix}/etc; PMIx's inferred the same): the directory they give is read
+    # whatever it holds, not only where a parameter file marks it
+    given = {f"{p}_{k}": env.get(f"{p}_{k}") or "" for p in ("OPAL", "PRTE", "PMIX") for k in ("SYSCONFDIR", "PREFIX")}
+    odd_given = [f"{n}={v[:80]!r}" for n, v in given.items() if v and not v.startswith("/")]
+    if odd_given:
+        return f"{odd_given[0]} is no absolute directory, so {prog}'s configuration directory is not known"
+    forced = [posixpath.join(v, "etc") if n.endswith("_PREFIX") else v for n, v in given.items() if v]
+    dirs = [posixpath.join(posixpath.dirname(posixpath.dirname(real)), "etc")]
+    if real.startswith("/usr/"):  # (irev75: a distribution's package only; another prefix's is its own prefix/etc)
+        dirs += [posixpath.join("/etc", n) for n in listdir_or_empty(view, "/etc") if n.startswith("openmpi")]
     homes = [env.get("HOME") or ""]
-    conf = [d for d in dict.fromkeys(dirs) if d.startswith("/") and any(
-        _mpi_file_text(view, posixpath.join(d, n))[0] for n in _MPI_PARAM_FILES)]  # fmt: skip
+    conf = [d for d in dict.fromkeys([*forced, *dirs]) if d.startswith("/") and (d in forced or any(
+        _mpi_file_text(view, posixpath.join(d, n))[0] for n in _MPI_PARAM_FILES))]  # fmt: skip
     if not conf:
         return (f"the configuration directory of the Open MPI that {real} belongs to (its openmpi-mca-params.conf) is "
                 "not found, so its default hostfile is not read")  # fmt: skip
@@ -422,11 +520,9 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
             present, text = _mpi_file_text(view, path)
             if present and text is None:
                 return f"{path} could not be read"
-            hosts = [line.split()[0] for line in (text or "").splitlines() if line.strip()
-                     and not line.lstrip().startswith("#")]  # fmt: skip
-            away = [h for h in hosts if h not in _LOCAL]
-            if away:
-                return f"{path} lists the host {away[0][:80]!r}, on which {prog} places the command's rank"
+            odd = _hostfile_not_local(text or "")
+            if odd is not None:
+                return f"{path} {odd}, on which {prog} may place the command's rank (or fail to read the file)"
     if not homes[0].startswith("/"):
         return f"the launch's HOME is not known, so {prog}'s per-user parameter files are not read"
     params = [posixpath.join(d, n) for d in conf for n in _MPI_PARAM_FILES]
@@ -436,7 +532,8 @@ def mpi_default_hosts(view: Any, prog: str, env: Mapping[str, str], cwd: str | N
         if present and text is None:
             return f"{path} could not be read"
         for line in (text or "").splitlines():
-            name = line.split("=", 1)[0].strip().lower()
-            if name and not name.startswith("#") and any(w in name for w in _MCA_HOST_WORDS):
+            name, _, setting = line.partition("=")
+            name = name.strip().lower()
+            if name and not name.startswith("#") and _mca_sets_hosts(name, setting):
                 return f"{path} sets {name[:80]}, which gives {prog} hosts or parameter files of its own"
     return None

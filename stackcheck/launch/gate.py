@@ -329,8 +329,9 @@ def _mpi_seen(trace: dict[str, Any] | None, argv: Sequence[str], i: int, env: Ma
     box is (mpi_hostfile_problems)."""
     from stackcheck.launch.elsewhere import _MPI
 
-    if trace is not None and os.path.basename(argv[i]) in _MPI:
-        trace.setdefault("mpi_local", []).append((os.path.basename(argv[i]), dict(env)))
+    if trace is not None and os.path.basename(argv[i]) in _MPI:  # (the word as written: /opt/ompi/bin/mpirun is that
+        # installation's, not the one PATH finds: irev75)
+        trace.setdefault("mpi_local", []).append((argv[i], dict(env)))
 
 
 #: programs that run their command in an environment they rebuild by a policy of their own, which the gate does not
@@ -1280,8 +1281,14 @@ def mpi_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: s
     too where a file gives a host other than this one or sets a host parameter, or the installation is not found."""
     from stackcheck.launch.elsewhere import MPI_HOSTFILE_SOURCES, mpi_default_hosts
 
-    for prog, env in derived.mpi_local[:1]:
-        why = where if view is None else mpi_default_hosts(view, prog, env, cwd)
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    for word, env in derived.mpi_local:  # (each mpirun: a nested one may be another installation's, irev75)
+        once = (word, tuple(sorted(env.items())))
+        if once in seen:
+            continue
+        seen.add(once)
+        prog = os.path.basename(word)
+        why = where if view is None else mpi_default_hosts(view, word, env, cwd)
         if why is not None:
             return [Problem(prog, "unknown", None, f"`{prog} -np 1` stands before the launch with no host given, but "
                             "Open MPI places the rank on the hosts of its default hostfile or of a host parameter "
