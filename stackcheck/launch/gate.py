@@ -2057,7 +2057,8 @@ def derive(
             trace["srun_copies"] = [nested_srun]
     problems[:0] = [srun_copies_problem(why) for why in trace.get("srun_copies", [])[:1]]
     present = {p.subject for p in problems}
-    problems[:0] = [p for p in trace.get("unplaced", [])[:1] if p.subject not in present]  # (iallow1)
+    if not stops:  # (a stopped env prefix is refused: the words after it are no command the walk reads)
+        problems[:0] = [p for p in trace.get("unplaced", [])[:1] if p.subject not in present]  # (iallow1)
     behind = [wrapped_problem(w, target_facts, cleared) for w, cleared in trace.get("wrapped", [])]
     problems[:0] = [next((p for p in behind if p.status != "note"), behind[0])] if behind else []
     bad = None if stops else _exec_assignment(argv)
