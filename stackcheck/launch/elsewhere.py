@@ -20,6 +20,10 @@ python ...`, `torchrun -m sglang.launch_server ...` were allowed. Now each is on
   runners.RUNNERS; mpirun -np 1 --allow-run-as-root with its options all read and no host given): judged
   as before, an assignment word where the program runs its command refused (blocked).
 
+A program in none of these tables was passed over until iallow1; now the gate's walk from the command's first word
+(gate.unplaced_before) steps only through programs whose readers place their command (runners.RUNNERS and
+POLICY_READERS, nohup, timeout, env, flock, a shell's -c), and the first other word is unknown.
+
 Sources, read (manuals and option tables; no code or prose of theirs is here): ssh(1) SYNOPSIS (`ssh [options]
 destination [command [argument ...]]`: the command is executed on the remote host); pdsh(1); docker container exec /
 run reference; podman-exec(1); kubectl exec reference; nsenter(1) (util-linux: enters the namespaces of a target

@@ -5,7 +5,12 @@ How a command line is read (all of it data, manifests/launch.json):
 - the command is an SGLang launch when it is `python[3[.x]] [python options] -m sglang.launch_server ...` or
   `sglang serve ...` (an `env [-i] [-u NAME] [NAME=VALUE]...` prefix is read for its assignments), also
   behind a launcher (`uv run python -m ...`, `srun -n1 python3 -m ...`, `docker exec c sglang serve ...`,
-  `bash -c "python -m ..."`). Any other command (a wrapper script) is scanned too: if an SGLang flag of
+  `bash -c "python -m ..."`). Behind one, the launch is judged only where a walk from the command's first word
+  reaches it through programs whose readers place their command (unplaced_before, iallow1: nice, taskset, srun,
+  nohup, timeout, env, flock, sudo, tini --, a shell's -c string, ...); a program refused as running it elsewhere or
+  its own way (launch/elsewhere.py) ends the walk with its own refusal, and any other word (a program in no table,
+  a script an interpreter or shell runs, an option its reader does not list) is an unknown command problem. Any
+  other command (a wrapper script) is scanned too: if an SGLang flag of
   launch.json or an entrypoint's name appears in it, it is treated as an SGLang launch; if none does, it
   needs no feature (only --require is checked).
 - flags are read as SGLang's argparse reads them: `--flag VALUE` and `--flag=VALUE`, aliases
@@ -231,7 +236,8 @@ def find_launch(
             # an `env` prefix behind a launcher (`nohup env -u A python ...`, `timeout 600 env -i ...`, `sudo -u svc
             # env ...`): the launch runs with what it does (irev68: it was skipped, and the gate judged the launch with
             # the environment before it). Where its reading stops (an option env rejects: the word may be another
-            # launcher's value, `conda run -n env --no-capture-output ...`), it is passed over as before; where env
+            # launcher's value, `conda run -n env --no-capture-output ...`), it is passed over here (iallow1: where the
+            # walk from the command's first word lands on it, unplaced_before makes it unknown); where env
             # runs the command with what is not read (`-a NAME`, a -S string's `${NAME}` not known: fails false), the
             # stop is derive's as a leading env's is (irev69: passed over, the launch was judged with the environment
             # before that env, whose -u / NAME=VALUE apply)

@@ -5,7 +5,8 @@ is looked up as a program and the server never starts ('No such file or director
 failure; setsid, GNU time and flock likewise). The gate found the Python command after such a word and judged it
 (irobust5). Read here: where each runner's command stands, from the options each one documents, and where that
 cannot be told (an option not listed, whose value may be the next word) whether an assignment word stands before the
-launch at all.
+launch at all. Since iallow1 these readers (and POLICY_READERS: sudo, doas, pkexec, runuser -u, systemd-run, run0)
+are the allow-list of gate.unplaced_before: a program none of them reads, standing before the launch, is unknown.
 
 Sources (manuals and option tables, read; no code of theirs is here): coreutils nice (getopt "+n:" with
 --adjustment, and the obsolete `-N` adjustment), stdbuf ("+i:o:e:", --input/--output/--error); util-linux
