@@ -413,6 +413,7 @@ class Policy(NamedTuple):
     assignments: bool = False
     optional: frozenset[str] = frozenset()
     exact: bool = False
+    needs: tuple[frozenset[str], str] = (frozenset(), "")  # (one of these options must be given, else why not)
 
 
 def _refuse(why: str, *names: str) -> dict[str, str]:
@@ -468,9 +469,9 @@ POLICY_READERS: dict[str, Policy] = {
          **_refuse("prints and exits", "-h", "-V", "--help", "--version")},
     ),
     "systemd-run": Policy(
-        Runner("uE", "rtPqGh", _f("unit", "description", "slice", "service-type", "uid", "gid", "nice", "setenv"),
+        Runner("uE", "rtPqGhd", _f("unit", "description", "slice", "service-type", "uid", "gid", "nice", "setenv"),
                _f("no-ask-password", "scope", "slice-inherit", "remain-after-exit", "send-sighup", "pty", "pipe",
-                  "quiet", "no-block", "wait", "collect", "user", "system")),
+                  "quiet", "no-block", "wait", "collect", "user", "system", "same-dir")),
         {**_refuse("runs the command on another host or in a container", "-H", "-M", "--host", "--machine"),
          **_refuse("sets a unit property (User=, RootDirectory=, WorkingDirectory=, PrivateDevices=, Environment=, "
                    "...), which the gate does not read", "-p", "--property", "--path-property", "--socket-property",
@@ -478,10 +479,15 @@ POLICY_READERS: dict[str, Policy] = {
          **_refuse("runs the command later, from a timer", "--on-active", "--on-boot", "--on-startup",
                    "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--on-clock-change",
                    "--on-timezone-change"),
-         **_refuse("runs it in another directory, which the gate does not follow", "-d", "--same-dir",
-                   "--working-directory"),
+         **_refuse("runs it in another directory, which the gate does not follow", "--working-directory"),
          **_refuse("runs a shell, not the command", "-S", "--shell"),
          **_refuse("prints and exits", "-h", "--help", "--version")},
+        # (systemd.exec(5) WorkingDirectory=, this box's page: "If not set, defaults to the root directory when systemd
+        # is running as a system instance and the respective user's home directory if run as user"; systemd-run(1):
+        # --same-dir "uses the current working directory of the caller"; --scope runs it from systemd-run itself)
+        needs=(_f("--scope", "--same-dir", "-d"), "runs the command as a service in the service manager's working "
+               "directory (/ for the system instance, the user's home with --user), not this one, unless --same-dir "
+               "or --scope is given"),
     ),
     "run0": Policy(
         Runner("ug", "", _f("user", "group", "nice", "unit", "description", "slice"),
@@ -499,6 +505,7 @@ def read_policy(argv: Sequence[str], at: int) -> Reading:
     spec = policy.spec
     i, n = at + 1, len(argv)
     dashdash = False
+    seen: set[str] = set()
     while i < n:
         word = argv[i]
         if word == "--":
@@ -528,6 +535,7 @@ def read_policy(argv: Sequence[str], at: int) -> Reading:
             if len(found) != 1:
                 return Reading(None, f"its option `{word.split('=', 1)[0]}` is no option of {prog} the gate reads")
             full = found[0]
+            seen.add("--" + full)
             if full in refused:
                 return Reading(None, f"its option `--{full}` {policy.refuse['--' + full]}")
             if full in spec.long_value:
@@ -540,6 +548,7 @@ def read_policy(argv: Sequence[str], at: int) -> Reading:
         j = 1
         while j < len(word):
             letter = word[j]
+            seen.add("-" + letter)
             if "-" + letter in policy.refuse:
                 return Reading(None, f"its option `-{letter}` {policy.refuse['-' + letter]}")
             if letter in spec.short_value:
@@ -553,4 +562,6 @@ def read_policy(argv: Sequence[str], at: int) -> Reading:
     if spec.needs_dashdash and not dashdash:
         return Reading(None, f"{prog} reads the words after its command as its own options unless `--` ends its "
                        "options (getopt permutes them)")  # fmt: skip
+    if policy.needs[0] and not seen & policy.needs[0]:
+        return Reading(None, policy.needs[1])
     return Reading(i if i < n else None)
