@@ -458,6 +458,10 @@ POLICY_READERS: dict[str, Policy] = {
     "pkexec": Policy(
         Runner("u", "", _f("user"), _f("disable-internal-agent", "keep-cwd")),
         _refuse("prints and exits", "--help", "--version"), exact=True,
+        # (pkexec(1) of polkit 121+, as recalled, not re-read here: inferred) without --keep-cwd the program runs in
+        # the target user's home directory
+        needs=(_f("--keep-cwd"), "runs the command in the target user's home directory, not this one, unless "
+               "--keep-cwd is given"),
     ),
     "runuser": Policy(
         Runner("gGuw", "fmpP", _f("group", "supp-group", "user", "whitelist-environment"),
@@ -517,6 +521,7 @@ def read_policy(argv: Sequence[str], at: int) -> Reading:
                 continue
             break
         if policy.exact:
+            seen.add(word)
             if word in policy.refuse:
                 return Reading(None, f"its option `{word}` {policy.refuse[word]}")
             name = word.lstrip("-")
