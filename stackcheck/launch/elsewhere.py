@@ -23,6 +23,10 @@ python ...`, `torchrun -m sglang.launch_server ...` were allowed. Now each is on
   this host by mpi_default_hosts, unknown under --facts / --root / --image) no host in its default hostfile and no
   host parameter in its MCA parameter files.
 
+A program in none of these tables was passed over until iallow1; now the gate's walk from the command's first word
+(gate.unplaced_before) steps only through programs whose readers place their command (runners.RUNNERS and
+POLICY_READERS, nohup, timeout, env, flock, a shell's -c), and the first other word is unknown.
+
 Sources, read (manuals and option tables; no code or prose of theirs is here): ssh(1) SYNOPSIS (`ssh [options]
 destination [command [argument ...]]`: the command is executed on the remote host); pdsh(1); docker container exec /
 run reference; podman-exec(1); kubectl exec reference; nsenter(1) (util-linux: enters the namespaces of a target
@@ -149,6 +153,21 @@ OPAQUE: dict[str, str] = {
     "its config file's settings",
     "deepspeed": "the deepspeed launcher starts a copy of the script per GPU (and per host of its hostfile) with its "
     "own environment",
+    # (iallow1, from the research note iplan1, which read DataDog/dd-trace-py ddtrace/commands/ddtrace_run.py and
+    # opentelemetry-python-contrib opentelemetry-instrumentation auto_instrumentation/__init__.py run(); not re-read
+    # here) each prepends its own directory to PYTHONPATH (a sitecustomize that patches libraries at start) and execs
+    # the command
+    "ddtrace-run": "ddtrace-run prepends its bootstrap directory to PYTHONPATH, whose sitecustomize patches the "
+    "server's libraries at start, then runs the command",
+    "opentelemetry-instrument": "opentelemetry-instrument prepends its own directory and the current directory to "
+    "PYTHONPATH (a sitecustomize that instruments libraries at start) and sets OTEL_* variables from its options, then "
+    "runs the command",
+    # (iallow1, inferred from what each tool is, not read in its source: a debugger, CUDA instrumentation, a sampling
+    # profiler that starts the program itself)
+    "cuda-gdb": "cuda-gdb starts the program under its debugger (through a shell, as gdb does)",
+    "compute-sanitizer": "compute-sanitizer runs the program under its CUDA instrumentation, which changes how its "
+    "kernels run",
+    "py-spy": "py-spy record starts the program under its sampling profiler, with options not read here",
 }
 
 _MPI = frozenset({"mpirun", "mpiexec", "orterun", "prterun"})

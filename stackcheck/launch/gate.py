@@ -5,7 +5,12 @@ How a command line is read (all of it data, manifests/launch.json):
 - the command is an SGLang launch when it is `python[3[.x]] [python options] -m sglang.launch_server ...` or
   `sglang serve ...` (an `env [-i] [-u NAME] [NAME=VALUE]...` prefix is read for its assignments), also
   behind a launcher (`uv run python -m ...`, `srun -n1 python3 -m ...`, `docker exec c sglang serve ...`,
-  `bash -c "python -m ..."`). Any other command (a wrapper script) is scanned too: if an SGLang flag of
+  `bash -c "python -m ..."`). Behind one, the launch is judged only where a walk from the command's first word
+  reaches it through programs whose readers place their command (unplaced_before, iallow1: nice, taskset, srun,
+  nohup, timeout, env, flock, sudo, tini --, a shell's -c string, ...); a program refused as running it elsewhere or
+  its own way (launch/elsewhere.py) ends the walk with its own refusal, and any other word (a program in no table,
+  a script an interpreter or shell runs, an option its reader does not list) is an unknown command problem. Any
+  other command (a wrapper script) is scanned too: if an SGLang flag of
   launch.json or an entrypoint's name appears in it, it is treated as an SGLang launch; if none does, it
   needs no feature (only --require is checked).
 - flags are read as SGLang's argparse reads them: `--flag VALUE` and `--flag=VALUE`, aliases
@@ -237,7 +242,8 @@ def find_launch(
             # an `env` prefix behind a launcher (`nohup env -u A python ...`, `timeout 600 env -i ...`, `sudo -u svc
             # env ...`): the launch runs with what it does (irev68: it was skipped, and the gate judged the launch with
             # the environment before it). Where its reading stops (an option env rejects: the word may be another
-            # launcher's value, `conda run -n env --no-capture-output ...`), it is passed over as before; where env
+            # launcher's value, `conda run -n env --no-capture-output ...`), it is passed over here (iallow1: where the
+            # walk from the command's first word lands on it, unplaced_before makes it unknown); where env
             # runs the command with what is not read (`-a NAME`, a -S string's `${NAME}` not known: fails false), the
             # stop is derive's as a leading env's is (irev69: passed over, the launch was judged with the environment
             # before that env, whose -u / NAME=VALUE apply)
@@ -273,6 +279,7 @@ def find_launch(
                     _copies_seen(trace, copies)
                     _srun_env_seen(trace, srun_env)
                     _wrapped_seen(trace, wrapped, cleared)
+                    _unplaced_seen(trace, argv, i, env, mapping)
                     _level(trace, argv[:i])
                     return nested
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
@@ -283,6 +290,7 @@ def find_launch(
                 _copies_seen(trace, copies)
                 _srun_env_seen(trace, srun_env)
                 _wrapped_seen(trace, wrapped)
+                _unplaced_seen(trace, argv, i, env, mapping)
                 _level(trace, argv)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
@@ -303,6 +311,7 @@ def find_launch(
                 _copies_seen(trace, copies)
                 _srun_env_seen(trace, srun_env)
                 _wrapped_seen(trace, wrapped)
+                _unplaced_seen(trace, argv, at if at is not None else i, env, mapping)
                 _level(trace, argv[:i])
                 return inner
             break
@@ -359,6 +368,10 @@ ENV_POLICY: dict[str, str] = {
     "command through the target user's shell",
     "runuser": "runuser (su's code) sets HOME, SHELL, USER, LOGNAME and PATH by login.defs (and clears the rest with "
     "--login)",
+    # (iallow1) tianon/gosu main.go: HOME unset, then set from the target user's passwd entry (SetupUser), the user and
+    # groups switched; ncopa/su-exec su-exec.c: setenv("HOME", the user's home), setgroups / setgid / setuid
+    "gosu": "gosu sets HOME to the target user's home and runs the command as that user",
+    "su-exec": "su-exec sets HOME to the target user's home and runs the command as that user",
     # (irobust5) srun(1) --export: "Identify which environment variables from the submission environment are
     # propagated to the launched application"; NONE propagates none, a list adds to or replaces ALL (the default)
     "srun": "srun --export (or SRUN_EXPORT_ENV / SLURM_EXPORT_ENV) chooses which variables of the submission "
@@ -377,6 +390,8 @@ ENV_POLICY_SOURCES = [
      "--login, --preserve-environment; runuser(1) the same", "url": "https://man7.org/linux/man-pages/man1/su.1.html"},
     {"title": "srun(1): --export=<[ALL,]environment variables|ALL|NONE>, SLURM_EXPORT_ENV",
      "url": "https://slurm.schedmd.com/srun.html#OPT_export"},
+    {"title": "tianon/gosu main.go (HOME unset and set from the user's entry, then exec); ncopa/su-exec su-exec.c "
+     "(setenv HOME, then execvp)", "url": "https://github.com/tianon/gosu/blob/master/main.go"},
 ]  # fmt: skip
 
 
@@ -859,6 +874,189 @@ def _wrapped_seen(trace: dict[str, Any] | None, wrapped: Any, cleared: bool = Fa
     program that runs it its own way); `cleared`: an `env -i` after it gives the launch's whole environment."""
     if trace is not None and wrapped is not None:
         trace.setdefault("wrapped", []).append((wrapped, cleared))
+
+
+def _unplaced_seen(
+    trace: dict[str, Any] | None, argv: Sequence[str], target: int, env: Mapping[str, str], mapping: Mapping[str, Any]
+) -> None:
+    """Note in `trace` ("unplaced", outermost first) the first word before argv[target] (where find_launch found the
+    launch, the `env` that runs it or the string that holds it) that no reader places the command of (iallow1)."""
+    if trace is not None and target > 0:
+        got = unplaced_before(argv, target, env, mapping)
+        if got is not None:
+            trace.setdefault("unplaced", []).insert(0, got)
+
+
+#: (iallow1) the readers of the programs the gate steps through before the launch (launch/runners.py names each)
+ALLOWLIST_SOURCE = {
+    "title": "the programs read before the launch: coreutils nice / stdbuf / nohup / timeout / env / time, util-linux "
+    "taskset / chrt / ionice / setsid / flock / runuser, numactl, Slurm srun, strace, Yelp/dumb-init dumb-init.c, "
+    "krallin/tini tini.c, tianon/gosu main.go, ncopa/su-exec su-exec.c, sudo src/parse_args.c, OpenDoas doas.c, polkit "
+    "pkexec.c, systemd-run(1) / run0(1): each runs the word after its options as the program, unchanged; any other "
+    "program before the launch is not read",
+    "url": "https://github.com/sudo-project/sudo/blob/main/src/parse_args.c",
+}
+#: the programs whose reading places their command (named in the refusal of one that is not read)
+_READ_NAMES = (
+    "nice, taskset, numactl, srun, chrt, ionice, stdbuf, setsid, time, flock, strace, nohup, timeout, env, "
+    "dumb-init, tini --, gosu, su-exec, sudo, doas, pkexec, runuser -u, systemd-run, run0, a shell's -c"
+)
+
+
+def _unplaced_problem(
+    argv: Sequence[str], k: int, why: str | None = None, script: bool = False, name_at: int | None = None
+) -> Problem:
+    """The refusal of the launch behind argv[k], a word whose command the gate does not place (iallow1): a program in
+    no table (`why` None), one whose reading stops (`why`: what it does), or an interpreter or shell that runs a
+    script (`script`). The words are shown as the decision's command line shows them (redact_argv), 80 characters."""
+    from stackcheck.redact import redact_argv
+
+    at = k + 1 if name_at is None else name_at
+    shown = redact_argv(argv[: max(k, at) + 1])
+    prog = os.path.basename(shown[k])[:80] or shown[k][:80]
+    sources = [RUNNER_SOURCE, ALLOWLIST_SOURCE]
+    tail = (f"gate the command as it runs there (`stackcheck gate` inside it, or the server's own command line), or "
+            f"drop `{prog}`")  # fmt: skip
+    if script:
+        name = shown[at][:80] if at < len(shown) else ""
+        return Problem(prog, "unknown", None, f"`{prog}` runs `{name}`, not the launch, with the launch's words as "
+                       "its arguments: what runs is not the launch the gate judged (fail closed); " + tail,
+                       sources)  # fmt: skip
+    if why is not None:
+        return Problem(prog, "unknown", None, f"`{prog}` stands before the launch and {why}, so what runs may not be "
+                       "the launch the gate judged (fail closed); " + tail, sources)  # fmt: skip
+    return Problem(prog, "unknown", None, f"`{prog}` stands before the launch and is no program the gate knows to run "
+                   f"the command after it unchanged (those it reads: {_READ_NAMES}): where it runs the launch, with "
+                   "which environment, user and interpreter, and how it reads the words after it are not read, so "
+                   "what runs may not be the launch the gate judged (fail closed); " + tail, sources)  # fmt: skip
+
+
+def _placed_word(word: str, programs: Collection[Any]) -> bool:
+    """Whether `word` is a program some reader places the command of (where an unsure reading may stop)."""
+    from stackcheck.launch.runners import POLICY_READERS, RUNNERS
+
+    prog = os.path.basename(word)
+    return (bool(_PYTHON.match(prog)) or prog in programs or prog in RUNNERS or prog in POLICY_READERS
+            or prog in ("env", "nohup", "timeout", "flock") or prog in _C_RUNNERS)  # fmt: skip
+
+
+def _string_reaches(argv: Sequence[str], k: int, target: int) -> bool:
+    """Whether the shell / su / runuser at argv[k] runs the command string find_launch found at argv[target]. A shell
+    takes options only before its -c cluster (_shell_string_at); su and runuser read theirs by getopt_long, which
+    permutes, so a -c cluster anywhere after them is theirs, and so are their other spellings of -c at the target
+    (_su_command: `--command=STRING`, `-cSTRING`, `--command STRING`, whose option word find_launch names). Only the
+    words next to the target are looked at (64 at most): the walk stays linear."""
+    if os.path.basename(argv[k]) in _SU:
+        if _su_command(argv, target) is not None:
+            return True
+        m = target - 1
+        while m > k and m >= target - 64 and argv[m][:1] in ("-", "+"):
+            if _shell_c(argv[m]) and _shell_string_at(argv, m) == target:
+                return True
+            m -= 1
+        return False
+    m = k + 1
+    while m < target and argv[m][:1] in ("-", "+") and argv[m] not in ("-", "--"):
+        if _shell_c(argv[m]):
+            return _shell_string_at(argv, m) == target
+        m += 2 if argv[m][-1:] in ("o", "O") or argv[m] in ("--rcfile", "--init-file") else 1
+    return False
+
+
+def unplaced_before(
+    argv: Sequence[str], target: int, env: Mapping[str, str], mapping: Mapping[str, Any]
+) -> Problem | None:
+    """The walk from argv[0] to argv[target] (iallow1): each program's reader places its command, and the walk steps
+    there; the first word no reader places (a program in no table, a reading that stops or is unsure, a script run by
+    an interpreter or shell, a reading that lands past the launch) is an unknown problem naming it. A program already
+    refused elsewhere (elsewhere.wrapper_at: ssh, docker, uv, torchrun, perf, ...; a root change; a flock that
+    refuses its words; an assignment where a runner runs it) ends the walk with no problem of its own. Linear: each
+    reader reads only its own words."""
+    from stackcheck.assembly.env_prefix import read_env
+    from stackcheck.launch.elsewhere import _MPI, command_at, wrapper_at
+    from stackcheck.launch.runners import POLICY_READERS, RUNNERS, read_flock, read_policy, read_runner
+
+    programs = {e.get("program") for e in _entries(mapping)}
+    k, before, placer = 0, None, None
+    while k < target:
+        word = argv[k]
+        prog = os.path.basename(word)
+        placer_before, placer = placer if placer is not None else k, k
+        if _ASSIGNMENT.match(word):
+            if before is None or before in RUNNERS or before in ("nohup", "timeout", "perf") or before in _MPI:
+                return None  # (the command's first word, or a runner's: _exec_assignment / runner_problems)
+            return _unplaced_problem(argv, placer_before, f"runs the word {word.split('=', 1)[0]}=... as a "
+                                     "program (no such program is found)")  # fmt: skip
+        if _PYTHON.match(prog) or prog in programs:
+            return _unplaced_problem(argv, k, script=True)
+        if wrapper_at(argv, k, env) is not None or _root_change(argv, k, env) is not None:
+            return None  # (refused as elsewhere / opaque / another root)
+        if prog == "env":
+            read = read_env(argv[k + 1 :], env)
+            rest = len(read.command)
+            if read.stop is not None or list(argv[len(argv) - rest :]) != list(read.command):
+                why = read.stop or "its -S string is split into words the walk does not follow"
+                return _unplaced_problem(argv, k, f"its reading stops ({why})")
+            k, before = len(argv) - rest, prog
+            continue
+        if prog in ("nohup", "timeout"):
+            end = _chain_end(argv, k)[0]
+            if end <= k:
+                return _unplaced_problem(argv, k, "runs no command")
+            k, before = end, prog
+            continue
+        if prog == "flock":
+            got = read_flock(argv, k)
+            if got.kind in ("none", "refused"):
+                return None  # (_flock_problem: blocked)
+            if got.kind == "string":
+                return None if got.at == target else _unplaced_problem(argv, k, "runs another shell string")
+            if got.at is None:
+                return _unplaced_problem(argv, k, "runs no command")
+            k, before = got.at, prog
+            continue
+        if prog in _MPI:
+            at = command_at(argv, k)
+            if at is None:
+                return _unplaced_problem(argv, k, "runs no command the gate places")
+            k, before = at, prog
+            continue
+        if prog in RUNNERS or prog in POLICY_READERS:
+            if prog in _SU and _string_reaches(argv, k, target):
+                return None
+            reading = read_runner(argv, k) if prog in RUNNERS else read_policy(argv, k)
+            if reading.command is not None:
+                k, before = reading.command, prog
+                continue
+            if reading.unsure is None:
+                return _unplaced_problem(argv, k, "runs no command (its options say so)")
+            if prog in RUNNERS and not RUNNERS[prog].every_long_known and reading.unsure.startswith("whether"):
+                m = k + 1  # (srun / strace: an option not listed, whose value may be the next word)
+                while m < target and (argv[m].startswith("-") or not _placed_word(argv[m], programs)):
+                    if not argv[m].startswith("-"):
+                        from stackcheck.redact import redact_argv
+
+                        bare = redact_argv(argv[: m + 1])[m][:80]
+                        return _unplaced_problem(argv, k, f"{reading.unsure}, so whether `{bare}` is that option's "
+                                                 f"value or the program {prog} runs is not read")  # fmt: skip
+                    m += 1
+                k, before = m, prog
+                continue
+            return _unplaced_problem(argv, k, reading.unsure)
+        if prog in _C_RUNNERS:
+            if _string_reaches(argv, k, target):
+                return None
+            m = k + 1
+            while m < target and argv[m][:1] in ("-", "+") and argv[m] not in ("-", "--"):
+                m += 2 if argv[m][-1:] in ("o", "O") or argv[m] in ("--rcfile", "--init-file") else 1
+            if prog in _SHELLS:
+                return _unplaced_problem(argv, k, script=True, name_at=m)
+            return _unplaced_problem(argv, k, "runs the target user's shell, not the launch's words")
+        return _unplaced_problem(argv, k)
+    if k > target and placer is not None:
+        why = "is read to run a word after the launch, the launch's own words taken as its options or arguments"
+        return _unplaced_problem(argv, placer, why)
+    return None
 
 
 #: the manuals of the programs launch/elsewhere.py reads (its docstring names each)
@@ -2051,6 +2249,9 @@ def derive(
         if nested_srun is not None:
             trace["srun_copies"] = [nested_srun]
     problems[:0] = [srun_copies_problem(why) for why in trace.get("srun_copies", [])[:1]]
+    present = {p.subject for p in problems}
+    if not stops:  # (a stopped env prefix is refused: the words after it are no command the walk reads)
+        problems[:0] = [p for p in trace.get("unplaced", [])[:1] if p.subject not in present]  # (iallow1)
     behind = [wrapped_problem(w, target_facts, cleared) for w, cleared in trace.get("wrapped", [])]
     problems[:0] = [next((p for p in behind if p.status != "note"), behind[0])] if behind else []
     bad = None if stops else _exec_assignment(argv)

@@ -5,7 +5,8 @@ is looked up as a program and the server never starts ('No such file or director
 failure; setsid, GNU time and flock likewise). The gate found the Python command after such a word and judged it
 (irobust5). Read here: where each runner's command stands, from the options each one documents, and where that
 cannot be told (an option not listed, whose value may be the next word) whether an assignment word stands before the
-launch at all.
+launch at all. Since iallow1 these readers (and POLICY_READERS: sudo, doas, pkexec, runuser -u, systemd-run, run0)
+are the allow-list of gate.unplaced_before: a program none of them reads, standing before the launch, is unknown.
 
 Sources (manuals and option tables, read; no code of theirs is here): coreutils nice (getopt "+n:" with
 --adjustment, and the obsolete `-N` adjustment), stdbuf ("+i:o:e:", --input/--output/--error); util-linux
@@ -41,6 +42,7 @@ class Runner(NamedTuple):
     no_command: str = ""  # short options after which no command is run (a pid mode)
     no_command_long: frozenset[str] = frozenset()
     every_long_known: bool = True  # False: an unlisted long option may take the next word (srun)
+    needs_dashdash: bool = False  # its command is read only after `--` (tini: getopt permutes, so a later `-m` is its)
 
 
 def _f(*names: str) -> frozenset[str]:
@@ -107,6 +109,18 @@ RUNNERS: dict[str, Runner] = {
            "no-container-mount-home", "container-writable"),
         every_long_known=False,
     ),
+    # (iallow1) Yelp/dumb-init dumb-init.c parse_command: getopt_long "+hvVcr:" (long: help, single-child, rewrite
+    # with a value, verbose, version; -h / -V print and exit), then fork, setsid in the child and execvp of the rest
+    "dumb-init": Runner("r", "vc", _f("rewrite"), _f("single-child", "verbose"), 0, "hV", _f("help", "version")),
+    # (iallow1) krallin/tini src/tini.c parse_args: getopt with OPT_STRING "p:hvwgle:s" (no `+`: glibc permutes, so
+    # `tini python -m ...` takes -m and the launch's own options as tini's; only `tini [options] -- COMMAND` runs the
+    # command as written), -h / -l print and exit; then fork and execvp of argv[optind:]
+    "tini": Runner("pe", "vwgs", _f(), _f(), 0, "hl", _f("version"), needs_dashdash=True),
+    # (iallow1) tianon/gosu main.go: `gosu USER-SPEC COMMAND [ARGS...]` (-h / --help / -v / --version alone print and
+    # exit), HOME unset and set from the user's entry, then syscall.Exec of argv[2:] by PATH; ncopa/su-exec su-exec.c:
+    # `su-exec USER-SPEC COMMAND [ARGS...]`, setenv HOME, execvp(argv[2]); their HOME and user are ENV_POLICY's
+    "gosu": Runner("", "", _f(), _f(), 1, "hv", _f("help", "version")),
+    "su-exec": Runner("", "", _f(), _f(), 1, "hv", _f("help", "version")),
 }  # fmt: skip
 
 
@@ -202,6 +216,7 @@ def walk_options(
     at: int,
     long_option: Callable[[int, str], int | R],
     short_option: Callable[[int, str, int], int | R],
+    ended: list[bool] | None = None,
 ) -> tuple[int, R | None]:
     """The one walk of a program's options before its command (imend8: read_runner's and read_flock's twin loops),
     as getopt reads them with `+` (options only before the first other word): `--` ends them (the command after
@@ -209,11 +224,13 @@ def walk_options(
     cluster of short options (`-ac`, `-n5`) `short_option(i, word, j)`'s letter by letter. Each answers how many
     words the option takes (a long one: 1 or 2; a short one: 0 to read the cluster's next letter, else the words
     its value ends the cluster with) or a reading that ends the walk. (where the options end, that reading or
-    None)."""
+    None; `ended` gets True where a `--` ended them.)"""
     i, n = at + 1, len(argv)
     while i < n:
         word = argv[i]
         if word == "--":
+            if ended is not None:
+                ended.append(True)  # (iallow1: `--` ended the options: tini's needs_dashdash)
             return i + 1, None
         if not word.startswith("-") or word == "-":
             return i, None
@@ -271,10 +288,14 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
             return Reading(None, f"`-{letter}` is no option of {program} the gate reads")
         return 0
 
-    i, stop = walk_options(argv, at, long_option, short_option)
+    ended: list[bool] = []
+    i, stop = walk_options(argv, at, long_option, short_option, ended)
     if stop is not None:
         return stop
     n = len(argv)
+    if spec.needs_dashdash and not ended:
+        return Reading(None, f"{program} reads the words after its command as its own options unless `--` ends its "
+                       "options (getopt permutes them)")  # fmt: skip
     if spec.positional and program == "chrt" and i < n and not argv[i].isdigit():
         return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
     i += spec.positional
@@ -451,3 +472,175 @@ def read_flock(argv: Sequence[str], at: int) -> FlockReading:
             return FlockReading("refused", why=f"{argv[i + 1]} requires exactly one command argument")
         return FlockReading("string", i + 2, doubt=doubt)
     return FlockReading("argv", i + 1, doubt=doubt)
+
+
+class Policy(NamedTuple):
+    """How a program that runs its command as another user or as a service (sudo, doas, pkexec, runuser -u,
+    systemd-run, run0) reads its options (read_policy): `spec` the options read, `refuse` the options after which it
+    does not run the command as written, here (a shell, another root or directory, a timer, another host), with
+    why; `assignments`: NAME=VALUE words among its options are its settings (sudo); `optional`: long options whose
+    value is given only as `--name=value` (getopt_long's optional_argument); `exact`: options compared whole, no
+    prefix and no cluster (pkexec)."""
+
+    spec: Runner
+    refuse: dict[str, str]
+    assignments: bool = False
+    optional: frozenset[str] = frozenset()
+    exact: bool = False
+    needs: tuple[frozenset[str], str] = (frozenset(), "")  # (one of these options must be given, else why not)
+
+
+def _refuse(why: str, *names: str) -> dict[str, str]:
+    return dict.fromkeys(names, why)
+
+
+#: (iallow1) sudo 1.9 src/parse_args.c: getopt_long with sudo_short_opts "+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:
+#: U:u:Vv" and sudo_long_opts, NAME=VALUE words (not starting with '/' or '=') taken among the options until `--`;
+#: -i / -s run the words through the user's shell joined into one -c string, -R a chroot, -D a directory, -e / -l
+#: / -v / -V / -K / -h / -U / -k alone no command, -a / -c / -r / -t platform settings (not read). OpenDoas doas.c:
+#: getopt "+a:C:Lnsu:" (-C checks a config file, -L clears the timestamp, -s runs a shell). polkit pkexec.c main():
+#: the words --help, --version, --user / -u NAME, --disable-internal-agent, --keep-cwd compared whole, the first
+#: other word the program. util-linux runuser(1) / su-common.c: getopt_long "c:fg:G:lmpPs:u:hVw:" without `+`
+#: (run here, util-linux 2.38.1: `runuser -u nobody echo -m hi` prints `hi`, -m taken as runuser's; `runuser -u
+#: nobody echo --model-path x` exits 1, unrecognized option): with -u the command after `--`. systemd-run 252
+#: (this box's binary: getopt_long "+hrH:M:E:p:tPqGdSu:"; systemd-run(1) here): -H / -M another host or container,
+#: --on-* / the unit properties a timer, path or socket unit, -S a shell, -p a unit property (User=, RootDirectory=,
+#: WorkingDirectory=, PrivateDevices=, Environment=, ...), --working-directory / -d another directory. run0(1)
+#: (systemd 257): its options read as systemd-run's, those not listed here not read.
+POLICY_READERS: dict[str, Policy] = {
+    "sudo": Policy(
+        Runner("CgpuT", "AbBEHkNnPS",
+               _f("close-from", "group", "prompt", "command-timeout", "user"),
+               _f("background", "preserve-env", "set-home", "preserve-groups", "askpass", "bell", "reset-timestamp",
+                  "no-update", "non-interactive", "stdin")),
+        {**_refuse("runs the command through the target user's shell, its words joined into one string", "-i", "-s",
+                   "--login", "--shell"),
+         **_refuse("runs the command under another root directory (chroot)", "-R", "--chroot"),
+         **_refuse("runs the command in another directory, which the gate does not follow", "-D", "--chdir"),
+         **_refuse("runs no command (an edit, list, validate, help, version or timestamp mode)", "-e", "-l", "-v",
+                   "-V", "-K", "-h", "-U", "--edit", "--list", "--validate", "--version", "--help", "--host",
+                   "--remove-timestamp", "--other-user"),
+         **_refuse("sets what the gate does not read (a BSD auth type, login class, SELinux role or type)", "-a",
+                   "-c", "-r", "-t", "--auth-type", "--login-class", "--role", "--type")},
+        assignments=True, optional=_f("preserve-env"),
+    ),
+    "doas": Policy(
+        Runner("au", "n", _f(), _f()),
+        {**_refuse("runs a shell, not the command", "-s"),
+         **_refuse("runs no command (-C checks a configuration file, -L clears the timestamp)", "-C", "-L")},
+    ),
+    "pkexec": Policy(
+        Runner("u", "", _f("user"), _f("disable-internal-agent", "keep-cwd")),
+        _refuse("prints and exits", "--help", "--version"), exact=True,
+        # (pkexec(1) of polkit 121+, as recalled, not re-read here: inferred) without --keep-cwd the program runs in
+        # the target user's home directory
+        needs=(_f("--keep-cwd"), "runs the command in the target user's home directory, not this one, unless "
+               "--keep-cwd is given"),
+    ),
+    "runuser": Policy(
+        Runner("gGuw", "fmpP", _f("group", "supp-group", "user", "whitelist-environment"),
+               _f("fast", "preserve-environment", "pty"), needs_dashdash=True),
+        {**_refuse("starts a login: clears the environment and changes to the user's home directory", "-l",
+                   "--login"),
+         **_refuse("hands a string or a shell to the user's shell", "-c", "-s", "--command", "--session-command",
+                   "--shell"),
+         **_refuse("prints and exits", "-h", "-V", "--help", "--version")},
+    ),
+    "systemd-run": Policy(
+        Runner("uE", "rtPqGhd", _f("unit", "description", "slice", "service-type", "uid", "gid", "nice", "setenv"),
+               _f("no-ask-password", "scope", "slice-inherit", "remain-after-exit", "send-sighup", "pty", "pipe",
+                  "quiet", "no-block", "wait", "collect", "user", "system", "same-dir")),
+        {**_refuse("runs the command on another host or in a container", "-H", "-M", "--host", "--machine"),
+         **_refuse("sets a unit property (User=, RootDirectory=, WorkingDirectory=, PrivateDevices=, Environment=, "
+                   "...), which the gate does not read", "-p", "--property", "--path-property", "--socket-property",
+                   "--timer-property"),
+         **_refuse("runs the command later, from a timer", "--on-active", "--on-boot", "--on-startup",
+                   "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--on-clock-change",
+                   "--on-timezone-change"),
+         **_refuse("runs it in another directory, which the gate does not follow", "--working-directory"),
+         **_refuse("runs a shell, not the command", "-S", "--shell"),
+         **_refuse("prints and exits", "-h", "--help", "--version")},
+        # (systemd.exec(5) WorkingDirectory=, this box's page: "If not set, defaults to the root directory when systemd
+        # is running as a system instance and the respective user's home directory if run as user"; systemd-run(1):
+        # --same-dir "uses the current working directory of the caller"; --scope runs it from systemd-run itself)
+        needs=(_f("--scope", "--same-dir", "-d"), "runs the command as a service in the service manager's working "
+               "directory (/ for the system instance, the user's home with --user), not this one, unless --same-dir "
+               "or --scope is given"),
+    ),
+    "run0": Policy(
+        Runner("ug", "", _f("user", "group", "nice", "unit", "description", "slice"),
+               _f("no-ask-password", "slice-inherit")),
+        {},
+    ),
+}  # fmt: skip
+
+
+def read_policy(argv: Sequence[str], at: int) -> Reading:
+    """Where the command of argv[at], a POLICY_READERS program, stands; Reading(None, why) where it runs no command
+    as written here, or where its options are not read (one not listed: unsure)."""
+    prog = os.path.basename(argv[at])
+    policy = POLICY_READERS[prog]
+    spec = policy.spec
+    i, n = at + 1, len(argv)
+    dashdash = False
+    seen: set[str] = set()
+    while i < n:
+        word = argv[i]
+        if word == "--":
+            i, dashdash = i + 1, True
+            break
+        if not word.startswith("-") or word == "-":
+            if policy.assignments and word[:1] not in ("/", "=") and "=" in word:
+                i += 1  # (sudo: an environment setting among its options)
+                continue
+            break
+        if policy.exact:
+            seen.add(word)
+            if word in policy.refuse:
+                return Reading(None, f"its option `{word}` {policy.refuse[word]}")
+            name = word.lstrip("-")
+            if (word[:2] == "--" and name in spec.long_value) or (word[1:2] != "-" and name in spec.short_value):
+                i += 2
+                continue
+            if word[:2] == "--" and name in spec.long_plain:
+                i += 1
+                continue
+            break  # (pkexec: the first other word is the program)
+        if word.startswith("--"):
+            name, eq, _ = word[2:].partition("=")
+            refused = {r[2:] for r in policy.refuse if r.startswith("--")}
+            names = spec.long_value | spec.long_plain | refused
+            found = [name] if name in names else [x for x in names if x.startswith(name)] if name else []
+            if len(found) != 1:
+                return Reading(None, f"its option `{word.split('=', 1)[0]}` is no option of {prog} the gate reads")
+            full = found[0]
+            seen.add("--" + full)
+            if full in refused:
+                return Reading(None, f"its option `--{full}` {policy.refuse['--' + full]}")
+            if full in spec.long_value:
+                i += 1 if eq else 2
+            elif eq and full not in policy.optional:
+                return Reading(None, f"its option `--{full}` takes no value")
+            else:
+                i += 1
+            continue
+        j = 1
+        while j < len(word):
+            letter = word[j]
+            seen.add("-" + letter)
+            if "-" + letter in policy.refuse:
+                return Reading(None, f"its option `-{letter}` {policy.refuse['-' + letter]}")
+            if letter in spec.short_value:
+                i += 1 if j + 1 < len(word) else 2
+                break
+            if letter not in spec.short_plain:
+                return Reading(None, f"its option `-{letter}` is no option of {prog} the gate reads")
+            j += 1
+        else:
+            i += 1
+    if spec.needs_dashdash and not dashdash:
+        return Reading(None, f"{prog} reads the words after its command as its own options unless `--` ends its "
+                       "options (getopt permutes them)")  # fmt: skip
+    if policy.needs[0] and not seen & policy.needs[0]:
+        return Reading(None, policy.needs[1])
+    return Reading(i if i < n else None)

@@ -2,7 +2,8 @@
 was passed over, and the launch judged on this box's facts as if it were absent: `rsh gpu1 python -m
 sglang.launch_server ...`, `lxc exec c -- python ...`, `systemd-nspawn -D /r python ...`, `bsub python ...`, `accelerate
 launch python ...`, `mpirun.openmpi -np 1 python ...` were allowed. Each is now unknown as its family is (another
-machine or container: elsewhere; its own launcher: opaque). (Any other program stays passed over: see the report.)"""
+machine or container: elsewhere; its own launcher: opaque). (Any other program no reader places is unknown since
+iallow1: gate.unplaced_before, tests/launch/test_iallow_unlisted.py.)"""
 
 from __future__ import annotations
 
