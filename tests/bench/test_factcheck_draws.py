@@ -77,6 +77,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # that are still ok, a uniform draw; 16 s)
     "58": ("9078004296c90dc5e84fcc6ffa69aa5b7969eb99", None),  # drawn in the tree of 90780042 (the draw commit's
     # parent) with the script as committed (populations w 28, f 32, s 78, h 102, z 36, m 48, n 44; about 80 s)
+    "60": ("6beb1fa5f050cba5fc3de485148fad4de4a77690", None),  # drawn in the tree of 6beb1fa5 (the draw commit's
+    # parent) with the script as committed (population g 971: the gate's allows, a uniform draw, rows earlier samples
+    # drew kept; about 9 min on the shared 2-core box)
 }
 DEFAULT = ("27",)
 
