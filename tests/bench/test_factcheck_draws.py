@@ -79,6 +79,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # parent) with the script as committed (populations w 28, f 32, s 78, h 102, z 36, m 48, n 44; about 80 s)
     "59": ("9e1b9f744c591e9ecfeaa865162a5337eaf5946c", None),  # drawn in the tree of 9e1b9f74 (the draw commit's
     # parent) with the script as committed (populations s 332, h 146, z 32, f 40, c 342; about 53 s)
+    "60": ("6beb1fa5f050cba5fc3de485148fad4de4a77690", None),  # drawn in the tree of 6beb1fa5 (the draw commit's
+    # parent) with the script as committed (population g 971: the gate's allows, a uniform draw, rows earlier samples
+    # drew kept; about 9 min on the shared 2-core box)
 }
 DEFAULT = ("27",)
 
