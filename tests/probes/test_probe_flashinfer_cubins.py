@@ -1,8 +1,11 @@
 """The flashinfer_cubins probe (stackcheck/probes/flashinfer_cubins.py) on small trees written here in the shape of
-FlashInfer's files (artifacts.py constants, a family's checksums.txt)."""
+FlashInfer's files (artifacts.py constants, a family's checksums.txt), and the rules that read it: a trtllm-gen
+family whose manifest is missing under FLASHINFER_NO_DOWNLOAD is blocked, a download that would be tried is
+unknown (never ok), a complete family is ok."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from pathlib import Path
@@ -10,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.probes.flashinfer_cubins import (
     FlashinferCubinsProbe,
     family_status,
@@ -20,6 +24,8 @@ from stackcheck.probes.flashinfer_cubins import (
 )
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.readers.fsview import HostView
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import evaluate_feature
 
 FMHA = "0123abcd/fmha/trtllm-gen/"
 BMM = "0123abcd/batched_gemm/"
@@ -140,3 +146,64 @@ def test_probe_class_reads_the_launch_env(tmp_path: Path) -> None:
     assert probe_cubins(old, {"HOME": "/h"}, HostView()) is None
     assert probe_cubins({"packages": {}}, {}, HostView()) is None
     assert os.path.isdir(tmp_path / "home")
+
+
+def b200(ready: bool | None, reason: str = "not read") -> dict[str, Any]:
+    facts: dict[str, Any] = {
+        "gpus": [{"index": 0, "name": "NVIDIA B200", "compute_capability": "10.0"}],
+        "driver": {"version": "580.95.05", "cuda": "13.0"},
+        "packages": {
+            "sglang": {"installed": True, "version": "0.5.9"},
+            "flashinfer-python": {"installed": True, "version": "0.6.18"},
+        },
+    }
+    if ready is not False or reason != "absent":
+        facts["flashinfer_cubins"] = {
+            "release": "0.6.18",
+            "no_download": ready is False,
+            "ready": {"TRTLLM_GEN_FMHA": ready, "TRTLLM_GEN_BMM": ready},
+            "ready_reason": {} if ready is not None else {"TRTLLM_GEN_FMHA": reason, "TRTLLM_GEN_BMM": reason},
+        }
+    return facts
+
+
+def rule_result(manifests: Manifests, feature: str, rule: str, facts: dict[str, Any], launch: Any = None) -> str:
+    spec = next(f for f in manifests.features if f["id"] == feature)
+    ctx = Context(facts=copy.deepcopy(facts), manifests=manifests, launch=launch or {})  # type: ignore[arg-type]
+    v = evaluate_feature(spec, ctx)
+    return next(str(r["result"]) for r in v["reasons"] if r.get("rule") == rule)
+
+
+@pytest.mark.parametrize("feature", ["attention-trtllm-mha", "attention-trtllm-mla", "attention-dsa-trtllm"])
+def test_fmha_rule(manifests: Manifests, feature: str) -> None:
+    assert rule_result(manifests, feature, "fmha-cubins", b200(False)) == "fail"
+    assert rule_result(manifests, feature, "fmha-cubins", b200(None, "would download")) == "unknown"
+    assert rule_result(manifests, feature, "fmha-cubins", b200(True)) == "pass"
+    facts = b200(True)
+    del facts["flashinfer_cubins"]
+    assert rule_result(manifests, feature, "fmha-cubins", facts) == "unknown"  # not probed: never ok
+    facts = b200(True)
+    facts["packages"]["flashinfer-python"]["version"] = "0.7.2"  # read for another release (a plan's)
+    assert rule_result(manifests, feature, "fmha-cubins", facts) == "unknown"
+
+
+def test_fmha_rule_blocks_the_feature(manifests: Manifests) -> None:
+    spec = next(f for f in manifests.features if f["id"] == "attention-trtllm-mha")
+    ctx = Context(facts=b200(False), manifests=manifests, launch={})  # type: ignore[arg-type]
+    v = evaluate_feature(spec, ctx)
+    assert (v["status"], v["effect"]) == ("blocked", "crash")
+    assert any("Artifact not found locally" in str(r.get("message")) for r in v["reasons"])
+
+
+def test_moe_rules(manifests: Manifests) -> None:
+    # the default runner on major 10: a refused download is unknown (the model's runner not read), never ok
+    assert rule_result(manifests, "mxfp4-moe", "bmm-cubins-default", b200(False)) == "unknown"
+    assert rule_result(manifests, "mxfp4-moe", "bmm-cubins-default", b200(True)) == "pass"
+    assert rule_result(manifests, "nvfp4", "bmm-cubins-default", b200(None, "would download")) == "unknown"
+
+
+def test_moe_runner_given(manifests: Manifests) -> None:
+    launch = {"moe_runner_backend": "flashinfer_mxfp4"}
+    assert rule_result(manifests, "mxfp4-moe", "bmm-cubins", b200(False), launch) == "fail"
+    assert rule_result(manifests, "mxfp4-moe", "bmm-cubins", b200(None, "would download"), launch) == "unknown"
+    assert rule_result(manifests, "mxfp4-moe", "bmm-cubins", b200(True), launch) == "pass"
