@@ -207,3 +207,12 @@ def test_moe_runner_given(manifests: Manifests) -> None:
     assert rule_result(manifests, "mxfp4-moe", "bmm-cubins", b200(False), launch) == "fail"
     assert rule_result(manifests, "mxfp4-moe", "bmm-cubins", b200(None, "would download"), launch) == "unknown"
     assert rule_result(manifests, "mxfp4-moe", "bmm-cubins", b200(True), launch) == "pass"
+
+
+def test_gemm_rule_with_the_trtllm_fp8_backend(manifests: Manifests) -> None:
+    facts = b200(False)
+    facts["flashinfer_cubins"]["ready"]["TRTLLM_GEN_GEMM"] = False
+    launch = {"fp8_gemm_backend": "flashinfer_trtllm"}
+    assert rule_result(manifests, "fp8-block-gemm", "gemm-cubins", facts, launch) == "fail"
+    facts["flashinfer_cubins"]["ready"]["TRTLLM_GEN_GEMM"] = True
+    assert rule_result(manifests, "fp8-block-gemm", "gemm-cubins", facts, launch) == "pass"
