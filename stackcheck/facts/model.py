@@ -190,6 +190,8 @@ if TYPE_CHECKING:
         pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)
         container_toolkit: dict[str, Any]  # the host's container toolkit mode (stackcheck/probes/container_toolkit.py)
         docker_daemon: dict[str, Any]  # the host dockerd's runtimes and CDI specs (stackcheck/probes/docker_daemon.py)
+        # FlashInfer's run-time cubin directory and its trtllm-gen families (stackcheck/probes/flashinfer_cubins.py)
+        flashinfer_cubins: dict[str, Any]
         kernel_symbols: dict[
             str, Any
         ]  # the kernel package's torch and driver symbols looked up (readers/kernelsymbols.py)
@@ -232,6 +234,7 @@ KNOWN_SECTIONS = frozenset(
         "pcie",
         "container_toolkit",
         "docker_daemon",
+        "flashinfer_cubins",
         "assumed",
         "packages_complete",
         "collected_at",

@@ -173,6 +173,9 @@ def apply_launch_env_unread(
     answers whose directory the launch's, from `cwd`, may change: _loader_path_changed), LD_PRELOAD (_preload_unknown),
     a JIT_ENV variable (the jit section, as _launch_jit_env). The `cuda_libs` sonames made unknown."""
     jit_names = [name for name in JIT_ENV if probed.get(name) != launch.get(name)]
+    cubin_names = [name for name in CUBIN_ENV if probed.get(name) != launch.get(name)]
+    if cubin_names and "flashinfer_cubins" in facts:
+        facts["flashinfer_cubins"] = {"error": _cubins_unread(cubin_names)}
     if jit_names:
         why = f"the launch's own words set {', '.join(jit_names)} (a shell string before it), and the JIT toolchain "
         facts["jit"] = {"error": why + "was probed without them: what a JIT build runs there is not known"}
@@ -214,6 +217,21 @@ JIT_ENV = (
 )  # fmt: skip
 
 
+#: the variables the flashinfer_cubins probe reads (stackcheck/probes/flashinfer_cubins.py: the cubin directory from
+#: FLASHINFER_CUBIN_DIR / FLASHINFER_WORKSPACE_BASE / HOME, whether a mismatched flashinfer-cubin is taken, whether a
+#: download is refused or copied from a local repository): a launch that sets one the facts were not read with makes
+#: the section unknown (icubin1)
+CUBIN_ENV = (
+    "FLASHINFER_CUBIN_DIR", "FLASHINFER_WORKSPACE_BASE", "HOME", "FLASHINFER_NO_DOWNLOAD",
+    "FLASHINFER_CUBINS_REPOSITORY", "FLASHINFER_DISABLE_VERSION_CHECK",
+)  # fmt: skip
+
+
+def _cubins_unread(names: Sequence[str]) -> str:
+    return (f"the launch sets {', '.join(names)} itself, and FlashInfer's cubin directory was read with the facts' "
+            "own environment: which cubins the server finds is not known from the facts")  # fmt: skip
+
+
 def _launch_jit_env(facts: dict[str, Any], command: Sequence[str], mapping: Mapping[str, Any]) -> None:
     """The jit section was read with the facts' own environment; a launch whose own words set, clear or change one of
     JIT_ENV (`env CUDA_HOME=/opt/cuda-11.8`, `env -i`, a shell string's `export PATH=...`) builds with a toolkit, a
@@ -222,7 +240,7 @@ def _launch_jit_env(facts: dict[str, Any], command: Sequence[str], mapping: Mapp
     cuda_toolkits) (irobust4: before, gate --facts judged such a launch on the facts' toolkit, jit-toolchain ok)."""
     from stackcheck.launch import gate
 
-    base = {name: f"\x00{name}\x00" for name in JIT_ENV}  # (a value no launch writes: the facts' own, not known)
+    base = {name: f"\x00{name}\x00" for name in (*JIT_ENV, *CUBIN_ENV)}  # (a value no launch writes: the facts' own)
     system = facts.get("system")
     recorded = system.get("env") if isinstance(system, dict) else None
     for name, value in recorded.items() if isinstance(recorded, dict) else ():
@@ -238,6 +256,9 @@ def _launch_jit_env(facts: dict[str, Any], command: Sequence[str], mapping: Mapp
     argv, prefixed = gate.split_env_prefix(command, base)
     env = gate.find_launch(argv, mapping, prefixed)[2]
     changed = [name for name in JIT_ENV if env.get(name) != base[name]]
+    cubin_changed = [name for name in CUBIN_ENV if env.get(name) != base[name]]
+    if cubin_changed and "flashinfer_cubins" in facts:
+        facts["flashinfer_cubins"] = {"error": _cubins_unread(cubin_changed)}
     home = next((env[n] for n in ("CUDA_HOME", "CUDA_PATH") if env.get(n) and env[n] != f"\x00{n}\x00"), None)
     from stackcheck.launch.facts_toolkit_env import names_chosen_toolkit
 

@@ -94,6 +94,8 @@ def path_components(
         return frozenset({"torch"}) | _SGLANG
     if head == "kernel":
         return frozenset({"kernel"})
+    if head == "flashinfer_cubins":  # FlashInfer's cubin directory, read for one flashinfer-python release (icubin1)
+        return frozenset({"flashinfer"})
     if head == "pkg" and ".lib." in rest:  # one extension module of a package (Context._pkg_fact)
         name, _, lib_field = rest.partition(".lib.")
         lib, _, field = lib_field.rpartition(".")

@@ -204,6 +204,26 @@ def _pytorch_nvcc_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: the trtllm-gen families the flashinfer-cubin wheel carries: its build runs FlashInfer's download_artifacts into
+#: flashinfer_cubin/cubins for these (flashinfer-ai/flashinfer flashinfer-cubin/build_backend.py, read by iplan2; the
+#: wheel itself not downloaded: inferred)
+CUBIN_PACKAGE_FAMILIES = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
+
+
+def _cubins_after_flashinfer(old: Any, pkgs: Mapping[str, Any], version: str) -> dict[str, Any] | None:
+    """The flashinfer_cubins section after a FlashInfer step: where the box took its cubins from the flashinfer-cubin
+    package (the section's dir_source) and the step moves that package to the same release, the new release's
+    families come with it (CUBIN_PACKAGE_FAMILIES: inferred); None (the old section stays, read for the old release,
+    so its rules are unknown: Context._flashinfer_cubins_fact) otherwise."""
+    cubin = pkgs.get("flashinfer-cubin")
+    if not isinstance(old, Mapping) or old.get("dir_source") != "flashinfer-cubin":
+        return None
+    if not isinstance(cubin, Mapping) or not cubin.get("installed") or cubin.get("version") != version:
+        return None
+    return {"release": version, "dir_source": "flashinfer-cubin", "no_download": bool(old.get("no_download")),
+            "ready": dict.fromkeys(CUBIN_PACKAGE_FAMILIES, True), "planned": True}  # fmt: skip
+
+
 def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
     """A copy of the facts with one component replaced (shallow where nothing changes)."""
     out: dict[str, Any] = dict(facts)
@@ -270,6 +290,9 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
             if isinstance(p, dict) and p.get("installed"):
                 pkgs[extra] = {**p, "version": choice.version, "dist_version": choice.version}
                 changed.append(extra)
+        cubins = _cubins_after_flashinfer(facts.get("flashinfer_cubins"), pkgs, choice.version)
+        if cubins is not None:
+            out["flashinfer_cubins"] = cubins
     elif choice.component == "sglang":
         pkgs["sglang"] = _pkg(choice.version, None, None)
         changed.append("sglang")

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 #: gets the interpreter lock before NVML's library loading does
 DEFAULT_PROBES: tuple[str, ...] = (
     "python", "nvml", "toolkits", "packages", "system", "source_tables", "derived", "environments", "jit",
-    "cuda_libs", "pcie", "kernel_symbols", "container_toolkit", "docker_daemon",
+    "cuda_libs", "pcie", "kernel_symbols", "container_toolkit", "docker_daemon", "flashinfer_cubins",
 )  # fmt: skip
 DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
 #: the probes that read the host itself whatever the view: the driver and the GPUs, and the PCIe path between
@@ -52,6 +52,7 @@ _TABLE: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("libs", "deep", "LibsProbe", ("libs",), ("packages", "cuda_toolkits")),
     ("container_toolkit", "container_toolkit", "ContainerToolkitProbe", ("container_toolkit",), ()),
     ("docker_daemon", "docker_daemon", "DockerDaemonProbe", ("docker_daemon",), ()),
+    ("flashinfer_cubins", "flashinfer_cubins", "FlashinferCubinsProbe", ("flashinfer_cubins",), ("packages", "python")),
 )  # fmt: skip
 
 

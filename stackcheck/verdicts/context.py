@@ -947,6 +947,35 @@ class Context:
     def _jit_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         return self._section_value("jit", rest, path)
 
+    def _flashinfer_cubins_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        """`flashinfer_cubins.ready.FAMILY`, `.no_download`, `.dir_source`: the cubin probe's section, read only where
+        its release is the installed flashinfer-python's (a plan's other release, a facts file edited by hand:
+        Missing); a null value is Unknown with the probe's reason, never true."""
+        data = self.facts.get("flashinfer_cubins")
+        if not isinstance(data, dict):
+            raise Missing(path, "FlashInfer's cubin directory not read (not probed, not in the facts file)")
+        if "error" in data:
+            raise Unknown(path, f"FlashInfer's cubin directory not read: {data['error']}")
+        installed = self.installed_version("flashinfer-python")
+        if installed is None or data.get("release") != installed:
+            raise Missing(
+                path,
+                f"FlashInfer's cubins were read for flashinfer-python {data.get('release')}, not the installed "
+                f"{installed}",
+            )
+        head, _, family = rest.partition(".")
+        if head == "ready" and family:
+            ready = data.get("ready")
+            value = ready.get(family) if isinstance(ready, dict) else None
+            if value is None:
+                reasons = data.get("ready_reason")
+                why = reasons.get(family) if isinstance(reasons, dict) else None
+                raise Unknown(path, f"FlashInfer's {family} cubins: " + (why or "not read"))
+            return value
+        if rest in ("no_download", "dir_source") and data.get(rest) is not None:
+            return data[rest]
+        raise Missing(path, f"{path} not known")
+
     def _pcie_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         return self._section_value("pcie", rest, path)
 
@@ -1560,4 +1589,5 @@ FACT_PREFIXES: Final[dict[str, Resolver]] = {
     "triton": Context._triton_fact,
     "system": Context._system_fact,
     "transfer": Context._transfer_fact,
+    "flashinfer_cubins": Context._flashinfer_cubins_fact,
 }

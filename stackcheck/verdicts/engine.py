@@ -1382,7 +1382,8 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
                 FLASHINFER_LOCAL_SOURCE,
             ],
         }
-        changed = None if same else _flashinfer_mismatch(extra, v, str(fi))
+        changed = None if same else _flashinfer_version_check_off(ctx, extra, v, str(fi))
+        changed = changed if same or changed is not None else _flashinfer_mismatch(extra, v, str(fi))
         if same and public(v) != public(fi):  # (0.5.0-0.7.1's prefix check lets another release through)
             changed = {"result": "unknown", "message": f"{extra} {v} passes flashinfer-python {fi}'s version check "
                        "(it asks only that the version start with flashinfer's) but is another release: whether "
@@ -1436,6 +1437,40 @@ def _flashinfer_same(extra: str, extra_version: str, fi: str) -> bool:
     if version_in(fi, ">=0.7.2rc1") is True:
         return extra_version == fi or extra_version.startswith(f"{fi}+")
     return extra_version.startswith(fi)
+
+
+#: FLASHINFER_DISABLE_VERSION_CHECK (any non-empty value: os.getenv's truthiness) skips both import-time checks in
+#: every release read: flashinfer-cubin (flashinfer/jit/env.py 0.6.0 :73, 0.6.16 :93, 0.7.1 :101, 0.7.2
+#: _check_cubin_version :83) and flashinfer-jit-cache (0.6.0 :112, 0.6.16 :128, 0.7.1 :146 :164, 0.7.2 :163 :179)
+FLASHINFER_VERSION_CHECK_OFF_SOURCE = {
+    "title": "flashinfer-python 0.6.0, 0.6.16, 0.7.1, 0.7.2 wheels, flashinfer/jit/env.py: the version checks of "
+    "flashinfer-cubin (0.6.0 :73, 0.6.16 :93, 0.7.1 :101, 0.7.2 :83) and flashinfer-jit-cache (0.6.0 :112, 0.6.16 "
+    ":128, 0.7.1 :146 :164, 0.7.2 :163 :179) are skipped where FLASHINFER_DISABLE_VERSION_CHECK is set (read "
+    "2026-12-07 by icubin1, pip download --no-deps, not run)",
+    "url": "https://pypi.org/project/flashinfer-python/#history",
+}
+
+
+def _flashinfer_version_check_off(ctx: Context, extra: str, extra_version: str, fi: str) -> Reason | None:
+    """Where FLASHINFER_DISABLE_VERSION_CHECK is set in the server's environment the import does not raise: the
+    mismatched flashinfer-cubin's directory is used (the trtllm-gen features judge whether this release's cubins
+    are in it: flashinfer_cubins), so the import passes; a mismatched flashinfer-jit-cache's kernels of another
+    release are loaded, which was not read: unknown. None where the variable is not set (or not known: judged as
+    before, the import check)."""
+    try:
+        value = ctx.lookup("env.FLASHINFER_DISABLE_VERSION_CHECK", None)
+    except Missing:
+        return None
+    if not value:
+        return None
+    if extra == "flashinfer-cubin":
+        return {"result": "pass", "message": f"{extra} {extra_version} does not match flashinfer-python {fi}, but "
+                "FLASHINFER_DISABLE_VERSION_CHECK is set: the import takes its cubin directory anyway; whether this "
+                "release's trtllm-gen cubins are in it is judged by the features that load them",
+                "source": [FLASHINFER_VERSION_CHECK_OFF_SOURCE]}  # fmt: skip
+    return {"result": "unknown", "message": f"{extra} {extra_version} does not match flashinfer-python {fi}, and "
+            "FLASHINFER_DISABLE_VERSION_CHECK is set: the import loads that package's kernels of another release, "
+            "which was not read", "source": [FLASHINFER_VERSION_CHECK_OFF_SOURCE]}  # fmt: skip
 
 
 def _flashinfer_mismatch(extra: str, extra_version: str, fi: str) -> Reason | None:

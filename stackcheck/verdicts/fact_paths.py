@@ -540,6 +540,25 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "function from preflight.json transfer_packages; unknown where the gate says unknown",
         ),
     ),
+    "flashinfer_cubins": (
+        FactDoc(
+            ("flashinfer_cubins.ready.FAMILY",),
+            "whether FlashInfer's trtllm-gen cubin family FAMILY (`TRTLLM_GEN_FMHA`, `TRTLLM_GEN_BMM`, "
+            "`TRTLLM_GEN_GEMM`, `DEEPGEMM`: flashinfer/artifacts.py ArtifactPath) is on the box for the first kernel: "
+            "true where the directory the installed release's `_get_cubin_dir` picks (FLASHINFER_CUBIN_DIR, the "
+            "flashinfer-cubin package, the cache under FLASHINFER_WORKSPACE_BASE or HOME; the order per release) "
+            "holds the family's checksums.txt with its sha256 and every file it lists; false where that manifest is "
+            "missing and FLASHINFER_NO_DOWNLOAD is set on a release that reads it (0.6.8+: RuntimeError 'Artifact "
+            "not found locally'); unknown where a download would be tried (the network is not read) or the "
+            "directory is not known; absent for FlashInfer outside 0.5.0-0.7.4, and unknown where the section's "
+            "release is not the installed one (stackcheck/probes/flashinfer_cubins.py)",
+        ),
+        FactDoc(
+            ("flashinfer_cubins.no_download", "flashinfer_cubins.dir_source"),
+            "FLASHINFER_NO_DOWNLOAD set in the server's environment on FlashInfer 0.6.8+ (true/false), and where the "
+            "cubin directory comes from: `FLASHINFER_CUBIN_DIR`, `flashinfer-cubin`, `cache`",
+        ),
+    ),
 }
 
 

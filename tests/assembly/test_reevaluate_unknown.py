@@ -76,7 +76,8 @@ def test_trtllm_mla_is_unknown_for_a_model_of_unknown_kind() -> None:
         "mla_heads_per_gpu": 16,
     }
     launch = {"attention_backend": "trtllm_mla", "tp": 8, "model_config_read": True, **dims}
-    opts = Options(facts_file=str(ROOT / "tests" / "cases" / "b200" / "facts.json"), launch=launch)
+    # (icubin1: the b200 box with flashinfer-cubin, so the trtllm-gen cubins are known to be there)
+    opts = Options(facts_file=str(ROOT / "tests" / "cases" / "b200-cubin-package" / "facts.json"), launch=launch)
     report, ctx = pipeline.build_report(opts, want_plan=False)
     assert next(v for v in report["features"] if v["id"] == "attention-trtllm-mla")["status"] == "ok"
     pipeline.reevaluate_unknown(report, ctx, opts, "mla", "not known")

@@ -206,7 +206,7 @@ def test_a_draft_alone_on_trtllm_mla_or_flashmla_is_not_judged_on_the_targets_mo
     """The draft alone on trtllm_mla (the target on flashinfer) requires attention-trtllm-mla; its target-model rule
     mla-models-only read the target's model (a Llama target refused with an MLA draft: a false refusal). Now it
     holds only where the target's own backend flags give trtllm_mla (or none); the draft-* rule judges the draft."""
-    b200 = CASES / "b200" / "facts.json"  # 8x B200 (SM100), SGLang 0.5.20
+    b200 = CASES / "b200-cubin-package" / "facts.json"  # 8x B200 (SM100), SGLang 0.5.20 (icubin1: cubins there)
 
     def trtllm_mla(doc: dict[str, Any]) -> tuple[str, list[str]]:
         verdict = next(f for f in doc["features"] if f["feature"] == "attention-trtllm-mla")

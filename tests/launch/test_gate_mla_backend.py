@@ -164,8 +164,12 @@ def test_the_gate_needs_trtllm_mla_for_deepseek_r1_on_sm107(tmp_path: Path) -> N
     doc = gate_json(facts, "--model-path", str(tmp_path / "absent"), "--tp", "8", dry_run=True)
     got = [b for b in doc["reasons"] if b["feature"] == "attention-trtllm-mla"]
     assert got and got[0]["status"] == "unknown"
-    # SGLang 0.5.23's pins (FlashInfer 0.7.2 admits SM107): trtllm_mla is required and ok
-    doc = gate_json(RUBIN, "--model-path", str(r1), "--tp", "8", dry_run=True)
+    # SGLang 0.5.23's pins (FlashInfer 0.7.2 admits SM107): trtllm_mla is required and ok (icubin1: with its
+    # trtllm-gen FMHA cubins known to be on the box; not read, the first kernel's download is unknown)
+    rubin = json.loads(RUBIN.read_text())
+    rubin["facts"]["flashinfer_cubins"] = {"release": "0.7.2", "ready": {"TRTLLM_GEN_FMHA": True}}
+    (tmp_path / "rubin-cubins.json").write_text(json.dumps(rubin))
+    doc = gate_json(tmp_path / "rubin-cubins.json", "--model-path", str(r1), "--tp", "8", dry_run=True)
     assert any(r["feature"] == "attention-trtllm-mla" for r in doc["derived"]["required"])
     assert not any(b["feature"] == "attention-trtllm-mla" for b in doc["reasons"])
 

@@ -30,7 +30,8 @@ from stackcheck.verdicts.context import Context, assumed_gpus
 from stackcheck.verdicts.engine import evaluate_feature
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-B200 = ROOT / "tests" / "cases" / "b200" / "facts.json"  # 8x B200 (SM100), SGLang 0.5.20, FlashInfer 0.6.18
+# 8x B200 (SM100), SGLang 0.5.20, FlashInfer 0.6.18 (icubin1: with flashinfer-cubin, so the cubins are known there)
+B200 = ROOT / "tests" / "cases" / "b200-cubin-package" / "facts.json"
 H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"  # 8x H200 (SM90), SGLang 0.5.23
 
 # a DeepSeek-shaped MLA model with 96 query heads (synthetic): 96 per GPU at TP 1, 48 at TP 2

@@ -230,7 +230,9 @@ def test_waves_of_the_real_registry_and_no_cycles() -> None:
     got = waves([*DEFAULT_PROBES, *DEEP_PROBES], PROBES)
     assert got[0] == ["python", "nvml", "cuda_libs", "pcie", "container_toolkit", "docker_daemon"]
     assert set(got[1]) == {"toolkits", "packages", "system"}
-    assert set(got[2]) == {"source_tables", "derived", "environments", "binaries", "libs", "jit", "kernel_symbols"}
+    assert set(got[2]) == {
+        "source_tables", "derived", "environments", "binaries", "libs", "jit", "kernel_symbols", "flashinfer_cubins",
+    }  # fmt: skip
     with pytest.raises(ValueError, match="depends on itself"):
         waves(["cycle_a", "cycle_b"], WAVES)
 

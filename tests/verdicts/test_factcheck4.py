@@ -41,5 +41,6 @@ def test_before_the_fallback_hopper_stays_blocked(manifests: Manifests, sglang: 
 @pytest.mark.parametrize("sglang", ["0.5.13", "0.5.20"])
 def test_blackwell_keeps_its_verdict(manifests: Manifests, sglang: str) -> None:
     status, _effect, failed, unknown = _verdict(manifests, "10.0", sglang)
-    assert status == "ok"
+    # (icubin1: the trtllm-gen MoE cubins of the default runner are not read on this box: unknown by that rule alone)
+    assert status == "unknown" and unknown == ["bmm-cubins-default"] and not failed
     assert RULE not in failed + unknown

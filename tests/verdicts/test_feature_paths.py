@@ -108,8 +108,14 @@ def test_hops_are_ordered_and_judged(manifests: Manifests) -> None:
     by_kind = {(h["hop"], h["result"]) for h in summary}
     assert ("admission", "pass") in by_kind  # SGLang 0.5.9 admits major 12 ...
     assert ("kernel", "fail") in by_kind  # ... and FlashInfer's TllmGenFmhaRunner refuses sm_120
-    # the same on a B200: every hop passes
+    # the same on a B200: every hop passes, once FlashInfer's trtllm-gen cubins are known to be there (icubin1: not
+    # read, the first kernel may download them or raise under FLASHINFER_NO_DOWNLOAD: unknown)
     facts["gpus"] = assumed_gpus(manifests, "10.0x8")
+    ctx = Context(facts=facts, manifests=manifests, launch={"tp": 8})  # type: ignore[arg-type]
+    verdict = evaluate_feature(feature, ctx)
+    assert verdict["status"] == "unknown" and any(r.get("rule") == "fmha-cubins" for r in verdict["reasons"])
+    release = facts["packages"]["flashinfer-python"]["version"]
+    facts["flashinfer_cubins"] = {"release": release, "ready": {"TRTLLM_GEN_FMHA": True}}
     ctx = Context(facts=facts, manifests=manifests, launch={"tp": 8})  # type: ignore[arg-type]
     verdict = evaluate_feature(feature, ctx)
     assert verdict["status"] == "ok", verdict["reasons"]

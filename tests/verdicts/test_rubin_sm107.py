@@ -91,6 +91,10 @@ def _rubin_box(manifests: Manifests, **packages: str) -> Context:
     facts = copy.deepcopy(load_facts_file(FACTS))
     for name, version in packages.items():
         facts["packages"][name] = {"installed": True, "version": version, "dist_version": version}
+    # (icubin1: FlashInfer's trtllm-gen cubins on the box, so the walk judges the architecture hops, not the download)
+    release = facts["packages"]["flashinfer-python"]["version"]
+    families = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
+    facts["flashinfer_cubins"] = {"release": release, "ready": dict.fromkeys(families, True)}
     return Context(facts=facts, manifests=manifests, launch={"tp": 8})
 
 

@@ -1,0 +1,331 @@
+"""FlashInfer's run-time cubins: whether the trtllm-gen kernels a launch on GPU major 10 reaches are on the box.
+
+FlashInfer (0.5.0-0.7.x) fetches its trtllm-gen cubins (FMHA, BMM, GEMM, DeepGEMM families) at the first kernel of
+a family, from ONE directory fixed when `flashinfer.jit.env` is imported (`FLASHINFER_CUBIN_DIR`), with no
+per-file fallback. `_get_cubin_dir` picks it (read in the wheels):
+
+- 0.5.0-0.6.15.post1 (0.6.0 flashinfer/jit/env.py:59-91): the flashinfer-cubin package when installed (a version
+  other than flashinfer's raises at import unless FLASHINFER_DISABLE_VERSION_CHECK), else $FLASHINFER_CUBIN_DIR,
+  else `$FLASHINFER_WORKSPACE_BASE (default: the home directory)/.cache/flashinfer/cubins` (:51-55);
+- 0.6.16-0.7.1 (0.6.16 env.py:66-107, 0.7.1 :74-115): $FLASHINFER_CUBIN_DIR first, then the package (a mismatch
+  raises), then the cache;
+- 0.7.2+ (0.7.2 env.py:79-132): the variable, then the package only where its version matches (else a warning
+  'Ignoring incompatible flashinfer-cubin package' :123 and the cache).
+
+Each artifact is `<dir>/<ArtifactPath.F><name>`; a file missing there is downloaded from
+$FLASHINFER_CUBINS_REPOSITORY (0.6.0 jit/cubin_loader.py:32, get_cubin :192), unless FLASHINFER_NO_DOWNLOAD is set
+(0.6.8+, get_artifact: 0.6.8 cubin_loader.py:214, 0.7.2 :221): RuntimeError 'Artifact not found locally'. A
+family's manifest is `<ArtifactPath.F>checksums.txt` ("sha256 name" per line), whose own sha256 is
+`CheckSumHash.F` (flashinfer/artifacts.py).
+
+This probe reads files only (no import of flashinfer, no network, no hashing of cubins): flashinfer/artifacts.py
+with ast, each family's checksums.txt (small, capped) and one listing of each directory its names lie in. The
+server's environment is the launch's (`ctx.loader_environ`), relative paths are read from `gate --cwd`'s directory.
+Per family `ready.F`: true where the manifest is there (its sha256 matching) and every file it lists is present;
+false where the manifest is missing (or wrong) or every listed file is, and FLASHINFER_NO_DOWNLOAD is set on a
+release that reads it (the first kernel of the family raises); null otherwise, with `ready_reason.F` (a download
+would be tried, which needs the network: not read; or some files missing, and which of them a kernel needs is
+only known from the downloaded meta-info header).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, view_of
+from stackcheck.readers.fsview import FileView
+
+#: the families this probe reads (flashinfer/artifacts.py ArtifactPath; the ones the flashinfer-cubin wheel holds)
+FAMILIES: tuple[str, ...] = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
+#: the releases whose cubin loading was read (0.5.0 read identical to 0.6.0; 0.7.3 does not exist)
+FIRST_READ, LAST_READ = (0, 5, 0), (0, 7, 4)
+#: FLASHINFER_NO_DOWNLOAD is read from 0.6.8 (get_artifact, cubin_loader.py:214); absent in 0.5.0-0.6.7
+NO_DOWNLOAD_FROM = (0, 6, 8)
+_MANIFEST_LIMIT = 1 << 20
+_ARTIFACTS_LIMIT = 1 << 20
+_MAX_FIRST = 3
+_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+
+
+def release_tuple(version: str | None) -> tuple[int, int, int] | None:
+    """(0, 6, 18) of "0.6.18", "0.6.15.post1", "0.7.2+cu130"; None where it does not start with X.Y.Z."""
+    m = _VERSION.match(version or "")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def parse_artifacts(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """ArtifactPath's and CheckSumHash's string constants of flashinfer/artifacts.py, read with ast (nothing run).
+    Raises ValueError where the file does not parse or holds neither class."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError) as exc:
+        raise ValueError(f"artifacts.py does not parse: {exc}") from None
+    classes: dict[str, dict[str, str]] = {"ArtifactPath": {}, "CheckSumHash": {}}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.name not in classes:
+            continue
+        out = classes[node.name]
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                name, value = item.target.id, item.value
+            elif isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name):
+                name, value = item.targets[0].id, item.value
+            else:
+                continue
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                out[name] = value.value
+    if not classes["ArtifactPath"]:
+        raise ValueError("artifacts.py has no ArtifactPath string constants")
+    return classes["ArtifactPath"], classes["CheckSumHash"]
+
+
+def resolve_dir(
+    release: tuple[int, int, int],
+    env: Mapping[str, str],
+    package: tuple[str, str | None] | None,
+    home: str | None,
+    cwd: str | None,
+    release_text: str = "",
+) -> tuple[str | None, str, str | None]:
+    """(dir, source, reason) of `_get_cubin_dir` for a release: source "FLASHINFER_CUBIN_DIR", "flashinfer-cubin"
+    or "cache"; dir None (with the reason) where it is not known here or the import fails. `package` is the
+    flashinfer-cubin package's (cubin directory, version) where it is installed."""
+    variable = env.get("FLASHINFER_CUBIN_DIR") or ""
+    matches = package is not None and (
+        package[1] == release_text or (release_text.startswith("0.0.0+unknown") and release >= (0, 6, 10))
+    )
+    bypass = bool(env.get("FLASHINFER_DISABLE_VERSION_CHECK"))
+
+    def absolute(path: str, what: str) -> tuple[str | None, str | None]:
+        if path.startswith("/"):
+            return posixpath.normpath(path), None
+        if cwd:
+            return posixpath.normpath(posixpath.join(cwd, path)), None
+        return None, f"{what} is relative ({path!r}) and the server's working directory is not known (gate --cwd)"
+
+    def cache() -> tuple[str | None, str, str | None]:
+        base = env.get("FLASHINFER_WORKSPACE_BASE")
+        if base is None:
+            if not home:
+                return None, "cache", "the server's home directory (HOME) is not known"
+            base = home
+        if not base:
+            return None, "cache", "FLASHINFER_WORKSPACE_BASE is empty (the server's working directory, not known)"
+        path, why = absolute(base, "FLASHINFER_WORKSPACE_BASE")
+        return (posixpath.join(path, ".cache/flashinfer/cubins") if path else None), "cache", why
+
+    def from_package() -> tuple[str | None, str, str | None]:
+        assert package is not None
+        if matches or bypass:
+            return package[0], "flashinfer-cubin", None
+        return (
+            None,
+            "flashinfer-cubin",
+            (
+                f"flashinfer-cubin {package[1]} does not match flashinfer-python {release_text}: the import of "
+                "flashinfer.jit.env raises (check flashinfer-cubin-match)"
+            ),
+        )
+
+    if release < (0, 6, 16):
+        if package is not None:
+            return from_package()
+        if variable:
+            return (*_with_source(absolute(variable, "FLASHINFER_CUBIN_DIR"), "FLASHINFER_CUBIN_DIR"),)
+        return cache()
+    if variable:
+        return (*_with_source(absolute(variable, "FLASHINFER_CUBIN_DIR"), "FLASHINFER_CUBIN_DIR"),)
+    if package is not None:
+        if release >= (0, 7, 2) and not (matches or bypass):
+            return cache()  # ignored with a warning (0.7.2 env.py:123)
+        return from_package()
+    return cache()
+
+
+def _with_source(found: tuple[str | None, str | None], source: str) -> tuple[str | None, str, str | None]:
+    return found[0], source, found[1]
+
+
+def no_download(release: tuple[int, int, int], env: Mapping[str, str]) -> tuple[bool, bool]:
+    """(refused, ignored): FLASHINFER_NO_DOWNLOAD set to any non-empty value ("0" too: os.getenv's truthiness) on a
+    release that reads it (0.6.8+), and whether it is set on one that does not."""
+    set_ = bool(env.get("FLASHINFER_NO_DOWNLOAD"))
+    return (set_ and release >= NO_DOWNLOAD_FROM), (set_ and release < NO_DOWNLOAD_FROM)
+
+
+def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[str, Any]:
+    """A family's manifest and files under `base`: {"manifest": bool, "listed": n, "missing": n, "missing_first":
+    [names]}; "manifest" false where checksums.txt is missing, too large or its sha256 is not CheckSumHash's (None:
+    not checked, no hash known). Each directory the names lie in is listed once; no cubin is read or hashed."""
+    family_dir = posixpath.join(base, rel)
+    manifest_path = posixpath.join(family_dir, "checksums.txt")
+    try:
+        data = view.read_bytes(manifest_path, _MANIFEST_LIMIT + 1)
+    except OSError:
+        return {"manifest": False, "listed": None, "missing": None, "missing_first": []}
+    if len(data) > _MANIFEST_LIMIT:
+        return {"manifest": False, "listed": None, "missing": None, "missing_first": [], "reason": "over 1 MiB"}
+    if sha is not None and hashlib.sha256(data).hexdigest() != sha.lower():
+        return {"manifest": False, "listed": None, "missing": None, "missing_first": [],
+                "reason": "checksums.txt does not match this release's CheckSumHash"}  # fmt: skip
+    names: list[str] = []
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and not parts[1].startswith("/") and ".." not in parts[1].split("/"):
+            names.append(parts[1])
+    listings: dict[str, set[str] | None] = {}
+    missing: list[str] = []
+    for name in names:
+        sub, _, leaf = name.rpartition("/")
+        if sub not in listings:
+            try:
+                listings[sub] = set(view.listdir(posixpath.join(family_dir, sub) if sub else family_dir))
+            except OSError:
+                listings[sub] = None
+        listing = listings[sub]
+        if listing is None or leaf not in listing:
+            missing.append(name)
+    return {
+        "manifest": True,
+        "listed": len(names),
+        "missing": len(missing),
+        "missing_first": sorted(missing)[:_MAX_FIRST],
+    }
+
+
+def _writable(view: FileView, path: str) -> bool | None:
+    """Whether the nearest existing directory at or above `path` is writable by its mode bits (any class: the
+    server's uid is not compared; None where nothing is found)."""
+    probe = path
+    while probe and probe != "/":
+        st = view.stat(probe)
+        if st is not None:
+            return st.kind == "dir" and bool(st.mode & 0o222)
+        probe = posixpath.dirname(probe)
+    return None
+
+
+def probe_cubins(
+    facts: Mapping[str, Any], env: Mapping[str, str], view: FileView, cwd: str | None = None
+) -> dict[str, Any] | None:
+    """The `flashinfer_cubins` section, or None (left out) without flashinfer-python or for a release outside the
+    ones read (FIRST_READ-LAST_READ: a rule then has no fact and says unknown)."""
+    packages = facts.get("packages")
+    if not isinstance(packages, Mapping):
+        return None
+    fi = packages.get("flashinfer-python")
+    if not isinstance(fi, Mapping) or not fi.get("installed") or not isinstance(fi.get("version"), str):
+        return None
+    release_text = str(fi["version"])
+    release = release_tuple(release_text)
+    if release is None or not FIRST_READ <= release <= LAST_READ:
+        return None
+    out: dict[str, Any] = {"release": release_text}
+    refused, ignored = no_download(release, env)
+    out["no_download"] = refused
+    if ignored:
+        out["no_download_ignored"] = True
+    repo = env.get("FLASHINFER_CUBINS_REPOSITORY")
+    out["repository"] = "default" if repo is None else ("local" if repo.startswith("/") else "url")
+    location = fi.get("location")
+    artifacts: dict[str, str] | None = None
+    hashes: dict[str, str] = {}
+    why_artifacts = None
+    if isinstance(location, str) and location:
+        try:
+            text = view.read_bytes(posixpath.join(location, "flashinfer", "artifacts.py"), _ARTIFACTS_LIMIT)
+            artifacts, hashes = parse_artifacts(text.decode("utf-8", errors="replace"))
+        except (OSError, ValueError) as exc:
+            why_artifacts = f"flashinfer/artifacts.py not read: {exc}"
+    else:
+        why_artifacts = "flashinfer-python's location is not known"
+    out["artifacts"] = {f: artifacts.get(f) for f in FAMILIES} if artifacts is not None else None
+    if why_artifacts:
+        out["artifacts_reason"] = why_artifacts
+    cubin_pkg = packages.get("flashinfer-cubin")
+    package: tuple[str, str | None] | None = None
+    if isinstance(cubin_pkg, Mapping) and cubin_pkg.get("installed"):
+        loc = cubin_pkg.get("location")
+        version = cubin_pkg.get("version")
+        out["package_version"] = version
+        out["package_version_matches"] = version == release_text if isinstance(version, str) else None
+        package = (posixpath.join(loc, "flashinfer_cubin", "cubins") if isinstance(loc, str) else "", version)
+    home = env.get("HOME")
+    directory, source, reason = resolve_dir(release, env, package, home, cwd, release_text)
+    if source == "flashinfer-cubin" and directory == "":
+        directory, reason = None, "flashinfer-cubin's location is not known"
+    out["dir"], out["dir_source"] = directory, source
+    if reason:
+        out["dir_reason"] = reason
+    out["dir_writable"] = _writable(view, directory) if directory else None
+    families: dict[str, Any] = {}
+    ready: dict[str, bool | None] = {}
+    ready_reason: dict[str, str] = {}
+    for family in FAMILIES:
+        rel = artifacts.get(family) if artifacts is not None else None
+        if directory is None or rel is None:
+            ready[family] = None
+            ready_reason[family] = reason or why_artifacts or f"ArtifactPath.{family} not in this release"
+            continue
+        status = family_status(view, directory, rel, hashes.get(family))
+        status["path"] = rel
+        families[family] = status
+        listed, missing = status["listed"], status["missing"]
+        if status["manifest"] and missing == 0:
+            ready[family] = True
+            continue
+        gone = not status["manifest"] or (listed is not None and missing == listed)
+        if refused and gone:
+            ready[family] = False
+            ready_reason[family] = (
+                f"{family}'s checksums.txt {'is missing' if not status['manifest'] else 'lists only missing files'} "
+                f"in {directory} ({source}) and FLASHINFER_NO_DOWNLOAD is set: RuntimeError 'Artifact not found "
+                "locally' at the family's first kernel"
+            )
+            continue
+        ready[family] = None
+        if refused:
+            ready_reason[family] = (
+                f"{missing} of {listed} files listed in {family}'s checksums.txt are missing in {directory} and "
+                "FLASHINFER_NO_DOWNLOAD is set: which of them a kernel loads is only known from the downloaded "
+                "meta-info header (not read)"
+            )
+        elif out["repository"] == "local":
+            ready_reason[family] = (
+                f"{family}'s files are missing in {directory}: FlashInfer copies them from the local "
+                "FLASHINFER_CUBINS_REPOSITORY (not read)"
+            )
+        else:
+            ready_reason[family] = (
+                f"{family}'s files are missing in {directory} ({source}): FlashInfer downloads them at the first "
+                "kernel, which needs the network (not read); offline it retries 35-110 s per file, then "
+                "AssertionError 'Failed to get checksums.txt'"
+            )
+    out["families"] = families
+    out["ready"] = ready
+    out["ready_reason"] = ready_reason
+    return out
+
+
+class FlashinferCubinsProbe(Probe):
+    """Second-wave probe: needs the packages (flashinfer-python's and flashinfer-cubin's location and version)."""
+
+    name: ClassVar[str] = "flashinfer_cubins"
+    timeout_s: ClassVar[float] = 2.0
+    sections: ClassVar[tuple[str, ...]] = ("flashinfer_cubins",)
+    needs: ClassVar[tuple[str, ...]] = ("packages", "python")
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        facts = getattr(ctx, "facts", None)
+        if not isinstance(facts, Mapping) or not isinstance(facts.get("packages"), Mapping):
+            return ProbeResult({}, "skipped", "needs the packages probe's facts")
+        section = probe_cubins(facts, ctx.loader_environ, view_of(ctx), cwd=ctx.launch_cwd)
+        if section is None:
+            return ProbeResult({}, "skipped", "no flashinfer-python 0.5.0-0.7.4 installed")
+        return ProbeResult({"flashinfer_cubins": section})
