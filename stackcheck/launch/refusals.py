@@ -1796,8 +1796,11 @@ def _hicache_host_over_memory(
         what = (f"no --hicache-ratio or --hicache-size, with {groups} DP replicas (--dp-size without "
                 "--enable-dp-attention)")  # fmt: skip
         if most is not None and most <= left:
-            return _Judged(False, f"{what}: the default ratio {ratio:g} x a device pool of the whole GPU for each of "
-                           f"{ranks * groups} rank(s) is at most {_gb(most)}, within the box's {room}")  # fmt: skip
+            # (irev76: compared with the memory available when probed, as imend8's reading does, not with MemTotal:
+            # each replica sizes its pools to what is available as if alone, so together they may pass it)
+            told = (f"{what}: the default ratio {ratio:g} x a device pool of the whole GPU for each of "
+                    f"{ranks * groups} rank(s) is at most {_gb(most)}")  # fmt: skip
+            return _hicache_available(most, ranks * groups, memory, told, room)
         return _Judged(
             None,
             what,
