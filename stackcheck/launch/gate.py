@@ -401,8 +401,15 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
     where none is given on its command line either in SLURM_EXPORT_ENV of `env`, the environment srun starts with:
     srun(1) "SLURM_EXPORT_ENV: Same as --export", irev72)."""
     prog = os.path.basename(argv[i])
-    if prog not in ENV_POLICY or (prog == "systemd-run" and "--scope" in argv[i + 1 :]):
+    if prog not in ENV_POLICY:
         return None
+    if prog == "systemd-run":
+        from stackcheck.launch.runners import policy_options
+
+        # (irev76: the --scope among its options, as read_policy reads them, a prefix getopt_long takes included; the
+        # word anywhere after it, bash's $0 or an option's value, was read as one: a service allowed with the
+        # caller's environment)
+        return None if "--scope" in policy_options(argv, i)[1] else prog
     if prog == "srun":
         from stackcheck.launch.runners import srun_options
 
