@@ -360,6 +360,11 @@ ENV_POLICY: dict[str, str] = {
     # fresh, isolated service forked off by the service manager" (systemd 256+, systemd-run's other name)
     "systemd-run": "systemd-run starts the command as a transient service of the service manager, in a clean "
     "environment of its own (unless --scope)",
+    # (irev76) systemd/systemd src/run/run.c start_transient_scope: before execvpe it merges into its own environ the
+    # --uid user's HOME, SHELL, USER and LOGNAME and the --setenv / -E variables (strv_env_merge(environ, user_env,
+    # arg_environment)), which the gate does not apply
+    "systemd-run --scope": "systemd-run --scope runs the command with its --setenv / -E variables and, with --uid, "
+    "the user's HOME, SHELL, USER and LOGNAME set over the caller's environment",
     "run0": "run0 starts the command in a fresh, isolated service of the service manager",
     # (irobust5) su(1) / runuser(1) (util-linux su-common.c): without --preserve-environment they set HOME, SHELL,
     # USER, LOGNAME and PATH (login.defs ENV_PATH / ENV_SUPATH, /etc/default/su ALWAYS_SET_PATH); --login clears
@@ -409,7 +414,10 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
         # (irev76: the --scope among its options, as read_policy reads them, a prefix getopt_long takes included; the
         # word anywhere after it, bash's $0 or an option's value, was read as one: a service allowed with the
         # caller's environment)
-        return None if "--scope" in policy_options(argv, i)[1] else prog
+        seen = policy_options(argv, i)[1]
+        if "--scope" not in seen:
+            return prog
+        return "systemd-run --scope" if seen & {"-E", "--setenv", "--uid"} else None
     if prog == "srun":
         from stackcheck.launch.runners import srun_options
 
@@ -1032,6 +1040,14 @@ def unplaced_before(
             if prog in _SU and _string_reaches(argv, k, target):
                 return None
             reading = read_runner(argv, k) if prog in RUNNERS else read_policy(argv, k)
+            if prog == "systemd-run" and reading.command is not None:
+                dollar = next((w for w in argv[reading.command :] if "$" in w), None)
+                if dollar is not None:
+                    why = (
+                        "replaces $NAME and ${NAME} in the words after it with its environment's values before "
+                        "it runs them (systemd 254+: --expand-environment, on by default), which the gate does not do"
+                    )
+                    return _unplaced_problem(argv, k, why)
             if reading.command is not None:
                 k, before = reading.command, prog
                 continue
