@@ -1578,6 +1578,7 @@ def _shell_launch(
     exported = dict(env)
     shell_vars: dict[str, str] = {}
     start = trace.get("cwd") if trace is not None else None
+    in_shell: str | None = None  # (irev76: the first command before the launch the shell runs in itself: _IN_SHELL)
     for words in commands:
         cmd_env = dict(exported)
         k = 0
@@ -1619,6 +1620,10 @@ def _shell_launch(
                 exported.pop(w, None)
                 shell_vars.pop(w, None)
             continue
+        if in_shell is None and _in_shell(rest):
+            # (the command's name, and a tool's subcommand: a sourced file's path or an eval's string may hold a secret)
+            sub = rest[1] if len(rest) > 1 and re.fullmatch(r"[A-Za-z][A-Za-z-]{0,30}|-[A-Za-z]{1,8}", rest[1]) else ""
+            in_shell = f"{rest[0]} {sub}".strip() if rest[0] not in ("source", ".", "eval") else rest[0]
         if rest[0] in ("cd", "pushd", "popd") and trace is not None:
             trace["cwd"] = _cd(rest, trace.get("cwd", ""), {**shell_vars, **exported})
             if re.search(r"(?<!\$)\(", text):  # `(cd /x); ...`: a subshell's cd is not the launch's (no grouping kept)
@@ -1650,6 +1655,8 @@ def _shell_launch(
                 late = time_problem(timed, shell) if timed is not None else None
                 if late is not None:
                     trace["runner_problems"].append(late)
+                if in_shell is not None:
+                    trace["runner_problems"].append(_in_shell_problem(in_shell))
             return found
         if trace is not None:
             trace["cwd"] = before  # (env -C moves the command it runs, not the shell)
@@ -1661,6 +1668,40 @@ def _shell_launch(
     if trace is not None:
         trace["cwd"] = start  # no launch in this string: its cds are not the launch's
     return None
+
+
+#: (irev76) the commands of a shell's string that the shell runs in itself and that may set its environment for the
+#: commands after it (bash manual 4.1 / 4.2, dash(1)): `source` / `.` run a file's commands in the shell, `eval` a
+#: string's, `set -a` (allexport) exports every later assignment; and the shell functions that environment tools
+#: define to change the shell's own environment (Lmod / Environment Modules `module` / `ml`, `conda activate`,
+#: `mamba` / `micromamba activate`, `spack load` / `spack env activate`, `pyenv shell`). The gate reads the string's
+#: `export`, `unset`, `declare -x` and assignments; what these set is not read
+_IN_SHELL_WORDS = frozenset({"source", ".", "eval", "module", "ml", "conda", "mamba", "micromamba", "spack", "pyenv"})
+IN_SHELL_SOURCE = {
+    "title": "bash manual 4.1 Bourne Shell Builtins (`.` / `source`: read and execute commands from a file in the "
+    "current shell; `eval`) and 4.3.1 The Set Builtin (-a / allexport); Lmod `module`, conda `activate`: shell "
+    "functions that change the calling shell's environment",
+    "url": "https://www.gnu.org/software/bash/manual/bash.html#Bourne-Shell-Builtins",
+}
+
+
+def _in_shell(words: Sequence[str]) -> bool:
+    """Whether the simple command `words` of a shell's string may set the shell's own environment in a way the gate
+    does not read (_IN_SHELL_WORDS; `set` with -a or -o allexport)."""
+    if words[0] == "set":
+        return any(w.startswith(("-", "+")) and "a" in w[1:] and not w.startswith("--") for w in words[1:]) or any(
+            words[k] == "-o" and words[k + 1] == "allexport" for k in range(1, len(words) - 1)
+        )
+    return words[0] in _IN_SHELL_WORDS
+
+
+def _in_shell_problem(command: str) -> Problem:
+    """The refusal of a launch after `command` in the same shell string (_in_shell): its environment is not known."""
+    return Problem("env", "unknown", None, f"the shell string runs `{command}` before the launch, in the shell itself: "
+                   "what it sets in the environment the server starts with (PATH, and so the interpreter; "
+                   "LD_LIBRARY_PATH, CUDA and SGLang variables) is not read (fail closed); set the variables with "
+                   "`export NAME=VALUE` or `env NAME=VALUE` in the string, or gate the command as it runs after it",
+                   [IN_SHELL_SOURCE])  # fmt: skip
 
 
 #: shells whose `time` is a reserved word that times a pipeline, assignments and all (bash manual 3.2.3 Pipelines;
