@@ -133,6 +133,9 @@ class Derived:
     # (igap56) the Open MPI mpiruns read as running the launch here, with the environment each starts with
     mpi_local: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     shell_string: bool = False  # the launch's words are a shell string's, unexpanded (parse_flags' `shell`)
+    #: (irev76) why the server's memory cgroup may not be the one the facts' memory_available_bytes was read in
+    #: (own_cgroup_memory_limit: the probe's own): an srun step with a memory option, a systemd-run unit; None: the same
+    other_cgroup: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -330,6 +333,34 @@ def find_launch(
             if wrapped is None:
                 _mpi_seen(trace, argv, i, env)
     return None, list(argv[1:]), dict(env)
+
+
+#: (irev76) srun's memory options and the input variables that set them (srun(1): --mem, --mem-per-cpu, --mem-per-gpu;
+#: SLURM_MEM_PER_NODE, SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU): the step's tasks run in a cgroup of that limit (Slurm
+#: task/cgroup with ConstrainRAMSpace), whose headroom SGLang 0.5.21+ checks HiCache's pools against
+_SRUN_MEM_OPTIONS = frozenset({"mem", "mem-per-cpu", "mem-per-gpu"})
+_SRUN_MEM_ENV = ("SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "SLURM_MEM_PER_GPU")
+
+
+def _other_cgroup(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """Why the launch's memory cgroup may not be the gate's own (Derived.other_cgroup): a word `srun` with a memory
+    option on its line or in its environment (every such word read: one inside the launch's own words only makes the
+    HiCache rule unknown), or a word `systemd-run` (its scope or service is a unit of its own slice: system.slice, or
+    --slice's), else None."""
+    from stackcheck.launch.runners import srun_options
+
+    for i, word in enumerate(argv):
+        prog = os.path.basename(word)
+        if prog == "systemd-run":
+            return "systemd-run runs it in a unit of its own slice"
+        if prog != "srun":
+            continue
+        given = [names for names, _ in srun_options(argv, i) if set(names) & _SRUN_MEM_OPTIONS]
+        if given:
+            return "srun --mem / --mem-per-cpu / --mem-per-gpu runs it in a step of that memory limit"
+        if any(name in env for name in _SRUN_MEM_ENV):
+            return "srun runs it in a step of the memory limit SLURM_MEM_PER_* set"
+    return None
 
 
 def _mpi_seen(trace: dict[str, Any] | None, argv: Sequence[str], i: int, env: Mapping[str, str]) -> None:
@@ -2338,6 +2369,7 @@ def derive(
         unlisted=unlisted,
         release=release,
         mpi_local=list(trace.get("mpi_local", [])),
+        other_cgroup=_other_cgroup(argv, cmd_env),
         shell_string=bool(trace.get("shell_string")),
     )
     for feature in require:

@@ -51,7 +51,9 @@ def test_the_reading_marks_the_decision_not_to_be_kept() -> None:
 
     from types import SimpleNamespace
 
-    derived = SimpleNamespace(options={"--dp-size": 2}, sglang_args=["--tp-size", "2", "--dp-size", "2"])
+    derived = SimpleNamespace(
+        options={"--dp-size": 2}, sglang_args=["--tp-size", "2", "--dp-size", "2"], other_cgroup=None
+    )
 
     values = {"hierarchical_cache": True, "tp_size": 2, "pp_size": 1, "nnodes": 1}
     got = refusals._hicache_host_over_memory(derived, None, values, memory, "0.5.23")  # type: ignore[arg-type]
