@@ -308,6 +308,9 @@ def find_launch(
             # (su / runuser hand -c to the target user's shell, flock to $SHELL: not known here)
             inner = _shell_launch(text, mapping, env, trace, shell_name if at is not None and shell_name in _SHELLS
                                   else None)  # fmt: skip
+            reads = _shell_start_files(argv, at, env) if inner is not None and at is not None else None
+            if reads is not None and trace is not None:
+                trace.setdefault("runner_problems", []).append(_in_shell_problem(reads, start=True))
             if inner is not None:
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
@@ -349,14 +352,16 @@ def _other_cgroup(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
     --slice's), else None."""
     from stackcheck.launch.runners import srun_options
 
+    # (a prefix shorter than --mem names several srun options, which srun refuses: only a word from --mem on is read,
+    # and srun's options only where one is there, so a line of many sruns is not read again: irobust6)
+    mem_word = any(w.startswith("--mem") for w in argv)
     for i, word in enumerate(argv):
         prog = os.path.basename(word)
         if prog == "systemd-run":
             return "systemd-run runs it in a unit of its own slice"
         if prog != "srun":
             continue
-        given = [names for names, _ in srun_options(argv, i) if set(names) & _SRUN_MEM_OPTIONS]
-        if given:
+        if mem_word and any(set(names) & _SRUN_MEM_OPTIONS for names, _ in srun_options(argv, i)):
             return "srun --mem / --mem-per-cpu / --mem-per-gpu runs it in a step of that memory limit"
         if any(name in env for name in _SRUN_MEM_ENV):
             return "srun runs it in a step of the memory limit SLURM_MEM_PER_* set"
@@ -1716,6 +1721,14 @@ IN_SHELL_SOURCE = {
 }
 
 
+BASH_STARTUP_SOURCE = {
+    "title": "bash manual 6.2 Bash Startup Files (a login shell: /etc/profile, then ~/.bash_profile, ~/.bash_login or "
+    "~/.profile; interactive: ~/.bashrc; non-interactive: $BASH_ENV); dash(1) Invocation (a login shell reads "
+    "/etc/profile and .profile; interactive: $ENV); Debian's /etc/profile sets and exports PATH (read on this box)",
+    "url": "https://www.gnu.org/software/bash/manual/bash.html#Bash-Startup-Files",
+}
+
+
 def _in_shell(words: Sequence[str]) -> bool:
     """Whether the simple command `words` of a shell's string may set the shell's own environment in a way the gate
     does not read (_IN_SHELL_WORDS; `set` with -a or -o allexport)."""
@@ -1726,8 +1739,44 @@ def _in_shell(words: Sequence[str]) -> bool:
     return words[0] in _IN_SHELL_WORDS
 
 
-def _in_shell_problem(command: str) -> Problem:
-    """The refusal of a launch after `command` in the same shell string (_in_shell): its environment is not known."""
+def _shell_start_files(argv: Sequence[str], at: int, env: Mapping[str, str]) -> str | None:
+    """What the shell whose command string is argv[at] reads before the string (irev76), None for nothing: a login
+    shell (-l, --login: /etc/profile and ~/.profile, bash's ~/.bash_profile; Debian's /etc/profile sets PATH, so the
+    launch's `python3` may be another interpreter; dash(1) alike), an interactive one (-i: ~/.bashrc; dash's $ENV), or
+    a non-interactive bash given BASH_ENV (bash manual 6.2 Bash Startup Files). The shell is the nearest word before
+    the string named as one (_SHELLS); its options are the words between."""
+    k = at - 1
+    while k >= 0 and os.path.basename(argv[k]) not in _SHELLS:
+        k -= 1
+    if k < 0:
+        return None
+    shell = os.path.basename(argv[k])
+    skip = False
+    for word in argv[k + 1 : at]:
+        if skip:
+            skip = False
+            continue
+        if word == "--login":
+            return f"{shell} --login (a login shell reads /etc/profile and ~/.profile first)"
+        if len(word) > 1 and word[0] in "-+" and word[1:].isascii() and word[1:].isalpha():
+            if word[0] == "-" and ("l" in word[1:] or "i" in word[1:]):
+                return (f"{shell} {word} (a login shell reads /etc/profile and ~/.profile, an interactive one "
+                        "~/.bashrc or $ENV, first)")  # fmt: skip
+            skip = word[-1] in ("o", "O")
+    if shell == "bash" and env.get("BASH_ENV"):
+        return "bash with BASH_ENV set (bash reads that file first)"
+    return None
+
+
+def _in_shell_problem(command: str, start: bool = False) -> Problem:
+    """The refusal of a launch after `command` in the same shell string (_in_shell), or in a shell that reads start
+    files first (`start`: _shell_start_files): its environment is not known."""
+    if start:
+        return Problem("env", "unknown", None, f"the launch's shell is `{command}`: what those files set in the "
+                       "environment the server starts with (PATH, and so the interpreter: Debian's /etc/profile sets "
+                       "PATH; LD_LIBRARY_PATH, CUDA and SGLang variables) is not read (fail closed); run it with a "
+                       "plain `bash -c` / `sh -c`, or gate the command as it runs there",
+                       [IN_SHELL_SOURCE, BASH_STARTUP_SOURCE])  # fmt: skip
     return Problem("env", "unknown", None, f"the shell string runs `{command}` before the launch, in the shell itself: "
                    "what it sets in the environment the server starts with (PATH, and so the interpreter; "
                    "LD_LIBRARY_PATH, CUDA and SGLang variables) is not read (fail closed); set the variables with "
