@@ -651,4 +651,9 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
                        "options (getopt permutes them)"), frozenset(seen)  # fmt: skip
     if policy.needs[0] and not seen & policy.needs[0]:
         return Reading(None, policy.needs[1]), frozenset(seen)
+    if prog == "run0" and seen & {"-u", "--user"}:
+        # (irev76: systemd/systemd src/run/run.c parse_argv_sudo_mode: without --chdir, a --user other than the
+        # caller's own runs in that user's home directory, "~"; only a switch to root stays in the current one)
+        return Reading(None, "runs the command in the target user's home directory, not this one (-u / --user "
+                       "without --chdir)"), frozenset(seen)  # fmt: skip
     return Reading(i if i < n else None), frozenset(seen)

@@ -88,3 +88,15 @@ def test_read_policy_places_the_command_as_before(argv: list[str], command: int 
 def test_read_policy_refuses_as_before(argv: list[str]) -> None:
     got = read_policy(argv, 0)
     assert got.command is None and got.unsure, argv
+
+
+@pytest.mark.parametrize(
+    "line",
+    [["run0", "-u", "svc", "env", "-i", "PATH=/usr/bin", *LAUNCH],
+     ["run0", "--user=svc", "env", "-i", "PATH=/usr/bin", *LAUNCH]],
+)  # fmt: skip
+def test_run0_as_another_user_runs_in_its_home(line: list[str], mapping: Any) -> None:
+    # fails before: no problem (run.c parse_argv_sudo_mode: with --user and no --chdir the working directory is "~",
+    # so a relative --model-path is read from the user's home, not the directory the gate read it in)
+    assert ("run0", "unknown") in _refusals(line, mapping), line
+    assert _refusals(["run0", "env", "-i", "PATH=/usr/bin", *LAUNCH], mapping) == []
