@@ -575,6 +575,10 @@ POLICY_READERS: dict[str, Policy] = {
 }  # fmt: skip
 
 
+#: (policy_options: an exact-reading program's first word that is no option of its, where the walk ends)
+_FIRST_OTHER = "the first other word"
+
+
 def read_policy(argv: Sequence[str], at: int) -> Reading:
     """Where the command of argv[at], a POLICY_READERS program, stands; Reading(None, why) where it runs no command
     as written here, or where its options are not read (one not listed: unsure)."""
@@ -603,7 +607,7 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
         if word[:2] == "--" and name in spec.long_plain:
             return 1
         seen.discard(word)
-        return Reading(i)  # (pkexec: the first other word is the program)
+        return Reading(i, _FIRST_OTHER)  # (pkexec: the first other word is the program; the checks below still run)
 
     def long_option(i: int, word: str) -> int | Reading:
         if policy.exact:
@@ -640,6 +644,9 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
     start = at
     while True:
         i, stop = walk_options(argv, start, long_option, short_option, ended)
+        if stop is not None and stop.unsure is _FIRST_OTHER and stop.command is not None:
+            i = stop.command
+            break
         if stop is not None:
             return stop, frozenset(seen)
         word = argv[i] if i < n else ""

@@ -83,7 +83,8 @@ def test_read_policy_places_the_command_as_before(argv: list[str], command: int 
     "argv",
     [["sudo", "-s", "prog"], ["sudo", "--ch=/x", "prog"], ["sudo", "-Z", "prog"], ["sudo", "--bell=1", "prog"],
      ["runuser", "-u", "svc", "prog"], ["systemd-run", "prog"], ["pkexec", "prog"], ["pkexec", "--help", "prog"],
-     ["doas", "-s"], ["sudo", "-R/x", "prog"]],
+     ["doas", "-s"], ["sudo", "-R/x", "prog"], ["pkexec", "-uroot", "prog"], ["pkexec", "--user=x", "prog"],
+     ["pkexec", "--wait", "--keep-cwd", "prog"]],
 )  # fmt: skip
 def test_read_policy_refuses_as_before(argv: list[str]) -> None:
     got = read_policy(argv, 0)
