@@ -133,6 +133,9 @@ class Derived:
     # (igap56) the Open MPI mpiruns read as running the launch here, with the environment each starts with
     mpi_local: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     shell_string: bool = False  # the launch's words are a shell string's, unexpanded (parse_flags' `shell`)
+    #: (irev76) why the server's memory cgroup may not be the one the facts' memory_available_bytes was read in
+    #: (own_cgroup_memory_limit: the probe's own): an srun step with a memory option, a systemd-run unit; None: the same
+    other_cgroup: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -305,6 +308,9 @@ def find_launch(
             # (su / runuser hand -c to the target user's shell, flock to $SHELL: not known here)
             inner = _shell_launch(text, mapping, env, trace, shell_name if at is not None and shell_name in _SHELLS
                                   else None)  # fmt: skip
+            reads = _shell_start_files(argv, at, env) if inner is not None and at is not None else None
+            if reads is not None and trace is not None:
+                trace.setdefault("runner_problems", []).append(_in_shell_problem(reads, start=True))
             if inner is not None:
                 _policy_seen(trace, policy)
                 _root_seen(trace, root)
@@ -330,6 +336,36 @@ def find_launch(
             if wrapped is None:
                 _mpi_seen(trace, argv, i, env)
     return None, list(argv[1:]), dict(env)
+
+
+#: (irev76) srun's memory options and the input variables that set them (srun(1): --mem, --mem-per-cpu, --mem-per-gpu;
+#: SLURM_MEM_PER_NODE, SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU): the step's tasks run in a cgroup of that limit (Slurm
+#: task/cgroup with ConstrainRAMSpace), whose headroom SGLang 0.5.21+ checks HiCache's pools against
+_SRUN_MEM_OPTIONS = frozenset({"mem", "mem-per-cpu", "mem-per-gpu"})
+_SRUN_MEM_ENV = ("SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "SLURM_MEM_PER_GPU")
+
+
+def _other_cgroup(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """Why the launch's memory cgroup may not be the gate's own (Derived.other_cgroup): a word `srun` with a memory
+    option on its line or in its environment (every such word read: one inside the launch's own words only makes the
+    HiCache rule unknown), or a word `systemd-run` (its scope or service is a unit of its own slice: system.slice, or
+    --slice's), else None."""
+    from stackcheck.launch.runners import srun_options
+
+    # (a prefix shorter than --mem names several srun options, which srun refuses: only a word from --mem on is read,
+    # and srun's options only where one is there, so a line of many sruns is not read again: irobust6)
+    mem_word = any(w.startswith("--mem") for w in argv)
+    for i, word in enumerate(argv):
+        prog = os.path.basename(word)
+        if prog == "systemd-run":
+            return "systemd-run runs it in a unit of its own slice"
+        if prog != "srun":
+            continue
+        if mem_word and any(set(names) & _SRUN_MEM_OPTIONS for names, _ in srun_options(argv, i)):
+            return "srun --mem / --mem-per-cpu / --mem-per-gpu runs it in a step of that memory limit"
+        if any(name in env for name in _SRUN_MEM_ENV):
+            return "srun runs it in a step of the memory limit SLURM_MEM_PER_* set"
+    return None
 
 
 def _mpi_seen(trace: dict[str, Any] | None, argv: Sequence[str], i: int, env: Mapping[str, str]) -> None:
@@ -360,6 +396,11 @@ ENV_POLICY: dict[str, str] = {
     # fresh, isolated service forked off by the service manager" (systemd 256+, systemd-run's other name)
     "systemd-run": "systemd-run starts the command as a transient service of the service manager, in a clean "
     "environment of its own (unless --scope)",
+    # (irev76) systemd/systemd src/run/run.c start_transient_scope: before execvpe it merges into its own environ the
+    # --uid user's HOME, SHELL, USER and LOGNAME and the --setenv / -E variables (strv_env_merge(environ, user_env,
+    # arg_environment)), which the gate does not apply
+    "systemd-run --scope": "systemd-run --scope runs the command with its --setenv / -E variables and, with --uid, "
+    "the user's HOME, SHELL, USER and LOGNAME set over the caller's environment",
     "run0": "run0 starts the command in a fresh, isolated service of the service manager",
     # (irobust5) su(1) / runuser(1) (util-linux su-common.c): without --preserve-environment they set HOME, SHELL,
     # USER, LOGNAME and PATH (login.defs ENV_PATH / ENV_SUPATH, /etc/default/su ALWAYS_SET_PATH); --login clears
@@ -401,8 +442,18 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
     where none is given on its command line either in SLURM_EXPORT_ENV of `env`, the environment srun starts with:
     srun(1) "SLURM_EXPORT_ENV: Same as --export", irev72)."""
     prog = os.path.basename(argv[i])
-    if prog not in ENV_POLICY or (prog == "systemd-run" and "--scope" in argv[i + 1 :]):
+    if prog not in ENV_POLICY:
         return None
+    if prog == "systemd-run":
+        from stackcheck.launch.runners import policy_options
+
+        # (irev76: the --scope among its options, as read_policy reads them, a prefix getopt_long takes included; the
+        # word anywhere after it, bash's $0 or an option's value, was read as one: a service allowed with the
+        # caller's environment)
+        seen = policy_options(argv, i)[1]
+        if "--scope" not in seen:
+            return prog
+        return "systemd-run --scope" if seen & {"-E", "--setenv", "--uid"} else None
     if prog == "srun":
         from stackcheck.launch.runners import srun_options
 
@@ -1025,6 +1076,14 @@ def unplaced_before(
             if prog in _SU and _string_reaches(argv, k, target):
                 return None
             reading = read_runner(argv, k) if prog in RUNNERS else read_policy(argv, k)
+            if prog == "systemd-run" and reading.command is not None:
+                dollar = next((w for w in argv[reading.command :] if "$" in w), None)
+                if dollar is not None:
+                    why = (
+                        "replaces $NAME and ${NAME} in the words after it with its environment's values before "
+                        "it runs them (systemd 254+: --expand-environment, on by default), which the gate does not do"
+                    )
+                    return _unplaced_problem(argv, k, why)
             if reading.command is not None:
                 k, before = reading.command, prog
                 continue
@@ -1555,6 +1614,7 @@ def _shell_launch(
     exported = dict(env)
     shell_vars: dict[str, str] = {}
     start = trace.get("cwd") if trace is not None else None
+    in_shell: str | None = None  # (irev76: the first command before the launch the shell runs in itself: _IN_SHELL)
     for words in commands:
         cmd_env = dict(exported)
         k = 0
@@ -1596,6 +1656,10 @@ def _shell_launch(
                 exported.pop(w, None)
                 shell_vars.pop(w, None)
             continue
+        if in_shell is None and _in_shell(rest):
+            # (the command's name, and a tool's subcommand: a sourced file's path or an eval's string may hold a secret)
+            sub = rest[1] if len(rest) > 1 and re.fullmatch(r"[A-Za-z][A-Za-z-]{0,30}|-[A-Za-z]{1,8}", rest[1]) else ""
+            in_shell = f"{rest[0]} {sub}".strip() if rest[0] not in ("source", ".", "eval") else rest[0]
         if rest[0] in ("cd", "pushd", "popd") and trace is not None:
             trace["cwd"] = _cd(rest, trace.get("cwd", ""), {**shell_vars, **exported})
             if re.search(r"(?<!\$)\(", text):  # `(cd /x); ...`: a subshell's cd is not the launch's (no grouping kept)
@@ -1627,6 +1691,8 @@ def _shell_launch(
                 late = time_problem(timed, shell) if timed is not None else None
                 if late is not None:
                     trace["runner_problems"].append(late)
+                if in_shell is not None:
+                    trace["runner_problems"].append(_in_shell_problem(in_shell))
             return found
         if trace is not None:
             trace["cwd"] = before  # (env -C moves the command it runs, not the shell)
@@ -1638,6 +1704,84 @@ def _shell_launch(
     if trace is not None:
         trace["cwd"] = start  # no launch in this string: its cds are not the launch's
     return None
+
+
+#: (irev76) the commands of a shell's string that the shell runs in itself and that may set its environment for the
+#: commands after it (bash manual 4.1 / 4.2, dash(1)): `source` / `.` run a file's commands in the shell, `eval` a
+#: string's, `set -a` (allexport) exports every later assignment; and the shell functions that environment tools
+#: define to change the shell's own environment (Lmod / Environment Modules `module` / `ml`, `conda activate`,
+#: `mamba` / `micromamba activate`, `spack load` / `spack env activate`, `pyenv shell`). The gate reads the string's
+#: `export`, `unset`, `declare -x` and assignments; what these set is not read
+_IN_SHELL_WORDS = frozenset({"source", ".", "eval", "module", "ml", "conda", "mamba", "micromamba", "spack", "pyenv"})
+IN_SHELL_SOURCE = {
+    "title": "bash manual 4.1 Bourne Shell Builtins (`.` / `source`: read and execute commands from a file in the "
+    "current shell; `eval`) and 4.3.1 The Set Builtin (-a / allexport); Lmod `module`, conda `activate`: shell "
+    "functions that change the calling shell's environment",
+    "url": "https://www.gnu.org/software/bash/manual/bash.html#Bourne-Shell-Builtins",
+}
+
+
+BASH_STARTUP_SOURCE = {
+    "title": "bash manual 6.2 Bash Startup Files (a login shell: /etc/profile, then ~/.bash_profile, ~/.bash_login or "
+    "~/.profile; interactive: ~/.bashrc; non-interactive: $BASH_ENV); dash(1) Invocation (a login shell reads "
+    "/etc/profile and .profile; interactive: $ENV); Debian's /etc/profile sets and exports PATH (read on this box)",
+    "url": "https://www.gnu.org/software/bash/manual/bash.html#Bash-Startup-Files",
+}
+
+
+def _in_shell(words: Sequence[str]) -> bool:
+    """Whether the simple command `words` of a shell's string may set the shell's own environment in a way the gate
+    does not read (_IN_SHELL_WORDS; `set` with -a or -o allexport)."""
+    if words[0] == "set":
+        return any(w.startswith(("-", "+")) and "a" in w[1:] and not w.startswith("--") for w in words[1:]) or any(
+            words[k] == "-o" and words[k + 1] == "allexport" for k in range(1, len(words) - 1)
+        )
+    return words[0] in _IN_SHELL_WORDS
+
+
+def _shell_start_files(argv: Sequence[str], at: int, env: Mapping[str, str]) -> str | None:
+    """What the shell whose command string is argv[at] reads before the string (irev76), None for nothing: a login
+    shell (-l, --login: /etc/profile and ~/.profile, bash's ~/.bash_profile; Debian's /etc/profile sets PATH, so the
+    launch's `python3` may be another interpreter; dash(1) alike), an interactive one (-i: ~/.bashrc; dash's $ENV), or
+    a non-interactive bash given BASH_ENV (bash manual 6.2 Bash Startup Files). The shell is the nearest word before
+    the string named as one (_SHELLS); its options are the words between."""
+    k = at - 1
+    while k >= 0 and os.path.basename(argv[k]) not in _SHELLS:
+        k -= 1
+    if k < 0:
+        return None
+    shell = os.path.basename(argv[k])
+    skip = False
+    for word in argv[k + 1 : at]:
+        if skip:
+            skip = False
+            continue
+        if word == "--login":
+            return f"{shell} --login (a login shell reads /etc/profile and ~/.profile first)"
+        if len(word) > 1 and word[0] in "-+" and word[1:].isascii() and word[1:].isalpha():
+            if word[0] == "-" and ("l" in word[1:] or "i" in word[1:]):
+                return (f"{shell} {word} (a login shell reads /etc/profile and ~/.profile, an interactive one "
+                        "~/.bashrc or $ENV, first)")  # fmt: skip
+            skip = word[-1] in ("o", "O")
+    if shell == "bash" and env.get("BASH_ENV"):
+        return "bash with BASH_ENV set (bash reads that file first)"
+    return None
+
+
+def _in_shell_problem(command: str, start: bool = False) -> Problem:
+    """The refusal of a launch after `command` in the same shell string (_in_shell), or in a shell that reads start
+    files first (`start`: _shell_start_files): its environment is not known."""
+    if start:
+        return Problem("env", "unknown", None, f"the launch's shell is `{command}`: what those files set in the "
+                       "environment the server starts with (PATH, and so the interpreter: Debian's /etc/profile sets "
+                       "PATH; LD_LIBRARY_PATH, CUDA and SGLang variables) is not read (fail closed); run it with a "
+                       "plain `bash -c` / `sh -c`, or gate the command as it runs there",
+                       [IN_SHELL_SOURCE, BASH_STARTUP_SOURCE])  # fmt: skip
+    return Problem("env", "unknown", None, f"the shell string runs `{command}` before the launch, in the shell itself: "
+                   "what it sets in the environment the server starts with (PATH, and so the interpreter; "
+                   "LD_LIBRARY_PATH, CUDA and SGLang variables) is not read (fail closed); set the variables with "
+                   "`export NAME=VALUE` or `env NAME=VALUE` in the string, or gate the command as it runs after it",
+                   [IN_SHELL_SOURCE])  # fmt: skip
 
 
 #: shells whose `time` is a reserved word that times a pipeline, assignments and all (bash manual 3.2.3 Pipelines;
@@ -2274,6 +2418,7 @@ def derive(
         unlisted=unlisted,
         release=release,
         mpi_local=list(trace.get("mpi_local", [])),
+        other_cgroup=_other_cgroup(argv, cmd_env),
         shell_string=bool(trace.get("shell_string")),
     )
     for feature in require:

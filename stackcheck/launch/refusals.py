@@ -1668,7 +1668,9 @@ def box_memory(facts: Mapping[str, Any]) -> BoxMemory:
 _HICACHE_RANK_MARGIN_BYTES = 4 * 2**30
 
 
-def _hicache_available(asked: int | float, ranks: int, memory: BoxMemory, what: str, room: str) -> Any:
+def _hicache_available(
+    asked: int | float, ranks: int, memory: BoxMemory, what: str, room: str, other_cgroup: str | None = None
+) -> Any:
     """A HiCache request that fits the box's memory less the reserve (the rule's upper bound) against what SGLang
     checks it against: the memory available when each rank builds its pool (0.5.10-0.5.20 psutil.virtual_memory()
     .available less the 10 GiB reserve, 0.5.10 memory_pool_host.py:187-197, 0.5.19 pool_host/base.py; 0.5.21+ the
@@ -1678,6 +1680,11 @@ def _hicache_available(asked: int | float, ranks: int, memory: BoxMemory, what: 
     processes (_HICACHE_RANK_MARGIN_BYTES a rank; memory freed later only adds room), unknown else, and unknown where
     the facts lack it."""
     memory.read_available = True  # (a measurement of this run: the gate keeps no decision that read it)
+    if other_cgroup is not None:  # (irev76: the probe read its own cgroup's headroom, not the server's)
+        return _Judged(None, f"{what}, within the box's {room}",
+                       missing=f"whether the memory available at launch holds it: {other_cgroup}, whose headroom "
+                       "SGLang 0.5.21+ checks the pools against, not the cgroup the memory available was read "
+                       "in")  # fmt: skip
     if memory.available is None:
         return _Judged(None, f"{what}, within the box's {room}",
                        missing="whether the memory available at launch holds it: SGLang checks the pool against the "
@@ -1780,7 +1787,7 @@ def _hicache_host_over_memory(
                            missing="whether the pools pin: each DP replica checks its own ranks' pools against the "
                            "memory available when it starts, so the replicas together ask for more than the box "
                            "has and which one fails, or the kernel's OOM killer, is not read")  # fmt: skip
-        return _hicache_available(asked * groups, ranks * groups, memory, what, room)
+        return _hicache_available(asked * groups, ranks * groups, memory, what, room, d.other_cgroup)
     if ratio is None or ratio <= 0:
         return False
     ratio_given = option_value(d.sglang_args, ("--hicache-ratio",), declared) is not None
@@ -1796,8 +1803,11 @@ def _hicache_host_over_memory(
         what = (f"no --hicache-ratio or --hicache-size, with {groups} DP replicas (--dp-size without "
                 "--enable-dp-attention)")  # fmt: skip
         if most is not None and most <= left:
-            return _Judged(False, f"{what}: the default ratio {ratio:g} x a device pool of the whole GPU for each of "
-                           f"{ranks * groups} rank(s) is at most {_gb(most)}, within the box's {room}")  # fmt: skip
+            # (irev76: compared with the memory available when probed, as imend8's reading does, not with MemTotal:
+            # each replica sizes its pools to what is available as if alone, so together they may pass it)
+            told = (f"{what}: the default ratio {ratio:g} x a device pool of the whole GPU for each of "
+                    f"{ranks * groups} rank(s) is at most {_gb(most)}")  # fmt: skip
+            return _hicache_available(most, ranks * groups, memory, told, room, d.other_cgroup)
         return _Judged(
             None,
             what,
@@ -1813,7 +1823,7 @@ def _hicache_host_over_memory(
     what = f"--hicache-ratio {ratio:g} x the device KV pool of each of {ranks * groups} rank(s)"
     if most <= left:
         told = f"{what}: at most {_gb(most)} (a pool of the whole GPU)"
-        return _hicache_available(most, ranks * groups, memory, told, room)
+        return _hicache_available(most, ranks * groups, memory, told, room, d.other_cgroup)
     return _Judged(None, what, missing=f"whether the host pool fits: it asks for up to {_gb(most)} (a "
                    f"device pool of the whole GPU) against the box's {room}, and the device KV pool's size (the "
                    "GPU memory left after the weights at --mem-fraction-static) is not in the facts")  # fmt: skip

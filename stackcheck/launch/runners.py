@@ -575,72 +575,92 @@ POLICY_READERS: dict[str, Policy] = {
 }  # fmt: skip
 
 
+#: (policy_options: an exact-reading program's first word that is no option of its, where the walk ends)
+_FIRST_OTHER = "the first other word"
+
+
 def read_policy(argv: Sequence[str], at: int) -> Reading:
     """Where the command of argv[at], a POLICY_READERS program, stands; Reading(None, why) where it runs no command
     as written here, or where its options are not read (one not listed: unsure)."""
+    return policy_options(argv, at)[0]
+
+
+def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str]]:
+    """read_policy's reading with the options it read before the command (`-d`, `--scope`: each by its full name, a
+    prefix getopt_long takes read as the option it names; an option's value is no option). irev76: the options are
+    walked by walk_options, the walk read_runner and read_flock share (its third twin loop, iallow1's, gone); sudo's
+    NAME=VALUE words among its options resume the walk after them, and pkexec's words are compared whole."""
     prog = os.path.basename(argv[at])
     policy = POLICY_READERS[prog]
     spec = policy.spec
-    i, n = at + 1, len(argv)
-    dashdash = False
+    n = len(argv)
     seen: set[str] = set()
-    while i < n:
-        word = argv[i]
-        if word == "--":
-            i, dashdash = i + 1, True
-            break
-        if not word.startswith("-") or word == "-":
-            if policy.assignments and word[:1] not in ("/", "=") and "=" in word:
-                i += 1  # (sudo: an environment setting among its options)
-                continue
-            break
+    refused = {r[2:] for r in policy.refuse if r.startswith("--")}
+
+    def exact(i: int, word: str) -> int | Reading:
+        seen.add(word)
+        if word in policy.refuse:
+            return Reading(None, f"its option `{word}` {policy.refuse[word]}")
+        name = word.lstrip("-")
+        if (word[:2] == "--" and name in spec.long_value) or (word[1:2] != "-" and name in spec.short_value):
+            return 2
+        if word[:2] == "--" and name in spec.long_plain:
+            return 1
+        seen.discard(word)
+        return Reading(i, _FIRST_OTHER)  # (pkexec: the first other word is the program; the checks below still run)
+
+    def long_option(i: int, word: str) -> int | Reading:
         if policy.exact:
-            seen.add(word)
-            if word in policy.refuse:
-                return Reading(None, f"its option `{word}` {policy.refuse[word]}")
-            name = word.lstrip("-")
-            if (word[:2] == "--" and name in spec.long_value) or (word[1:2] != "-" and name in spec.short_value):
-                i += 2
-                continue
-            if word[:2] == "--" and name in spec.long_plain:
-                i += 1
-                continue
-            break  # (pkexec: the first other word is the program)
-        if word.startswith("--"):
-            name, eq, _ = word[2:].partition("=")
-            refused = {r[2:] for r in policy.refuse if r.startswith("--")}
-            names = spec.long_value | spec.long_plain | refused
-            found = [name] if name in names else [x for x in names if x.startswith(name)] if name else []
-            if len(found) != 1:
-                return Reading(None, f"its option `{word.split('=', 1)[0]}` is no option of {prog} the gate reads")
-            full = found[0]
-            seen.add("--" + full)
-            if full in refused:
-                return Reading(None, f"its option `--{full}` {policy.refuse['--' + full]}")
-            if full in spec.long_value:
-                i += 1 if eq else 2
-            elif eq and full not in policy.optional:
-                return Reading(None, f"its option `--{full}` takes no value")
-            else:
-                i += 1
-            continue
-        j = 1
-        while j < len(word):
-            letter = word[j]
-            seen.add("-" + letter)
-            if "-" + letter in policy.refuse:
-                return Reading(None, f"its option `-{letter}` {policy.refuse['-' + letter]}")
-            if letter in spec.short_value:
-                i += 1 if j + 1 < len(word) else 2
-                break
-            if letter not in spec.short_plain:
-                return Reading(None, f"its option `-{letter}` is no option of {prog} the gate reads")
-            j += 1
-        else:
-            i += 1
-    if spec.needs_dashdash and not dashdash:
+            return exact(i, word)
+        name, eq, _ = word[2:].partition("=")
+        names = spec.long_value | spec.long_plain | refused
+        found = [name] if name in names else [x for x in names if x.startswith(name)] if name else []
+        if len(found) != 1:
+            return Reading(None, f"its option `{word.split('=', 1)[0]}` is no option of {prog} the gate reads")
+        full = found[0]
+        seen.add("--" + full)
+        if full in refused:
+            return Reading(None, f"its option `--{full}` {policy.refuse['--' + full]}")
+        if full in spec.long_value:
+            return 1 if eq else 2
+        if eq and full not in policy.optional:
+            return Reading(None, f"its option `--{full}` takes no value")
+        return 1
+
+    def short_option(i: int, word: str, j: int) -> int | Reading:
+        if policy.exact:
+            return exact(i, word)
+        letter = word[j]
+        seen.add("-" + letter)
+        if "-" + letter in policy.refuse:
+            return Reading(None, f"its option `-{letter}` {policy.refuse['-' + letter]}")
+        if letter in spec.short_value:
+            return 1 if j + 1 < len(word) else 2
+        if letter not in spec.short_plain:
+            return Reading(None, f"its option `-{letter}` is no option of {prog} the gate reads")
+        return 0
+
+    ended: list[bool] = []
+    start = at
+    while True:
+        i, stop = walk_options(argv, start, long_option, short_option, ended)
+        if stop is not None and stop.unsure is _FIRST_OTHER and stop.command is not None:
+            i = stop.command
+            break
+        if stop is not None:
+            return stop, frozenset(seen)
+        word = argv[i] if i < n else ""
+        if ended or not policy.assignments or word[:1] in ("/", "=", "-") or "=" not in word:
+            break
+        start = i  # (sudo: an environment setting among its options; the walk goes on after it)
+    if spec.needs_dashdash and not ended:
         return Reading(None, f"{prog} reads the words after its command as its own options unless `--` ends its "
-                       "options (getopt permutes them)")  # fmt: skip
+                       "options (getopt permutes them)"), frozenset(seen)  # fmt: skip
     if policy.needs[0] and not seen & policy.needs[0]:
-        return Reading(None, policy.needs[1])
-    return Reading(i if i < n else None)
+        return Reading(None, policy.needs[1]), frozenset(seen)
+    if prog == "run0" and seen & {"-u", "--user"}:
+        # (irev76: systemd/systemd src/run/run.c parse_argv_sudo_mode: without --chdir, a --user other than the
+        # caller's own runs in that user's home directory, "~"; only a switch to root stays in the current one)
+        return Reading(None, "runs the command in the target user's home directory, not this one (-u / --user "
+                       "without --chdir)"), frozenset(seen)  # fmt: skip
+    return Reading(i if i < n else None), frozenset(seen)

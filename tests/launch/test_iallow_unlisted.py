@@ -90,7 +90,7 @@ def test_a_program_no_reader_places_is_unknown(line: list[str], subject: str, ma
      ["pkexec", "--user", "svc", "--keep-cwd", "env", "-i", "PATH=/x"],
      ["runuser", "-u", "svc", "--", "env", "-i", "PATH=/x"],
      ["systemd-run", "--scope"], ["systemd-run", "--wait", "-d", "-u", "u1", "env", "-i", "PATH=/x"],
-     ["run0", "env", "-i", "A=1"], ["run0", "-u", "svc", "env", "-i", "PATH=/x"],
+     ["run0", "env", "-i", "A=1"], ["run0", "-g", "svc", "env", "-i", "PATH=/x"],
      ["srun", "--job-name", "env", "--quiet"], ["nohup", "env", "-u", "X"], ["timeout", "600", "env"],
      ["nice", "-n", "5"], ["taskset", "-c", "0-7"], ["numactl", "--interleave=all"], ["srun", "-N1", "-n1"],
      ["chrt", "-f", "50"], ["ionice", "-c", "2"], ["stdbuf", "-oL", "-eL"], ["nice", "env", "A=1"],

@@ -23,7 +23,8 @@ def _gate(tmp_path: Path, release: str, total: int, *flags: str) -> tuple[str, d
     doc = json.loads(H200_NEWEST.read_text())  # (8 H200s of 150.75 GB)
     facts = doc["facts"]
     facts["packages"]["sglang"].update(version=release, dist_version=release)
-    facts["system"].update(memory_total_bytes=total, memory_limit_bytes=None)
+    # (irev76: this branch reads the memory available too: all of it available when probed, as irev74's tests give)
+    facts["system"].update(memory_total_bytes=total, memory_limit_bytes=None, memory_available_bytes=total)
     path = tmp_path / "facts.json"
     path.write_text(json.dumps(doc))
     model = model_dir(tmp_path, "llama3", LLAMA3)
