@@ -358,8 +358,13 @@ ENV_POLICY: dict[str, str] = {
     # execution environment, with the service manager as its parent process"; one run as a transient scope (--scope)
     # is run by systemd-run itself and inherits the caller's (_env_policy); run0(1): the command is "invoked from a
     # fresh, isolated service forked off by the service manager" (systemd 256+, systemd-run's other name)
+    # (ifc61) systemd/systemd src/run/run.c start_transient_scope: with --scope the command is exec'd with
+    # strv_env_merge(environ, user_env, arg_environment): the caller's environment, then --uid's HOME / SHELL / USER /
+    # LOGNAME, then every -E / --setenv (run.c parse_argv) on top; systemd-run(1) here (252): -E "Runs the service
+    # process with the specified environment variable set"
     "systemd-run": "systemd-run starts the command as a transient service of the service manager, in a clean "
-    "environment of its own (unless --scope)",
+    "environment of its own (with --scope: the caller's, with -E / --setenv variables and --uid's HOME, SHELL, USER "
+    "and LOGNAME set on top)",
     "run0": "run0 starts the command in a fresh, isolated service of the service manager",
     # (irobust5) su(1) / runuser(1) (util-linux su-common.c): without --preserve-environment they set HOME, SHELL,
     # USER, LOGNAME and PATH (login.defs ENV_PATH / ENV_SUPATH, /etc/default/su ALWAYS_SET_PATH); --login clears
@@ -395,13 +400,50 @@ ENV_POLICY_SOURCES = [
 ]  # fmt: skip
 
 
+def _scope_keeps_env(argv: Sequence[str], i: int) -> bool:
+    """Whether systemd-run at argv[i] runs its command as a scope with the caller's environment unchanged (ifc61): its
+    own options (those before its command, as read_policy reads them) give --scope and neither -E / --setenv nor
+    --uid, which set variables on top of it (run.c start_transient_scope). Long options by getopt_long's unique
+    prefix; a value's word skipped."""
+    from stackcheck.launch.runners import POLICY_READERS, read_policy
+
+    policy = POLICY_READERS["systemd-run"]
+    spec = policy.spec
+    names = spec.long_value | spec.long_plain | {r[2:] for r in policy.refuse if r.startswith("--")}
+    end = read_policy(argv, i).command
+    end = len(argv) if end is None else end
+    scope = changed = False
+    k = i + 1
+    while k < end:
+        word = argv[k]
+        k += 1
+        if word == "--" or not word.startswith("-") or word == "-":
+            continue
+        if word.startswith("--"):
+            name, eq, _ = word[2:].partition("=")
+            found = [name] if name in names else [x for x in names if x.startswith(name)] if name else []
+            full = found[0] if len(found) == 1 else ""
+            scope = scope or full == "scope"
+            changed = changed or full in ("setenv", "uid")
+            if full in spec.long_value and not eq:
+                k += 1
+            continue
+        for j, letter in enumerate(word[1:], 1):
+            if letter == "E":
+                changed = True
+            if letter in spec.short_value or "-" + letter in policy.refuse:
+                k += 1 if j + 1 == len(word) else 0
+                break
+    return scope and not changed
+
+
 def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = None) -> str | None:
     """The ENV_POLICY program `argv[i]` is, None for any other word (and for `systemd-run --scope`, which runs the
     command itself with the caller's environment: systemd-run(1); and for srun without an --export other than ALL,
     where none is given on its command line either in SLURM_EXPORT_ENV of `env`, the environment srun starts with:
     srun(1) "SLURM_EXPORT_ENV: Same as --export", irev72)."""
     prog = os.path.basename(argv[i])
-    if prog not in ENV_POLICY or (prog == "systemd-run" and "--scope" in argv[i + 1 :]):
+    if prog not in ENV_POLICY or (prog == "systemd-run" and _scope_keeps_env(argv, i)):
         return None
     if prog == "srun":
         from stackcheck.launch.runners import srun_options
