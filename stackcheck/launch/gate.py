@@ -396,9 +396,9 @@ ENV_POLICY: dict[str, str] = {
     # fresh, isolated service forked off by the service manager" (systemd 256+, systemd-run's other name)
     "systemd-run": "systemd-run starts the command as a transient service of the service manager, in a clean "
     "environment of its own (unless --scope)",
-    # (irev76) systemd/systemd src/run/run.c start_transient_scope: before execvpe it merges into its own environ the
-    # --uid user's HOME, SHELL, USER and LOGNAME and the --setenv / -E variables (strv_env_merge(environ, user_env,
-    # arg_environment)), which the gate does not apply
+    # (irev76; ifc61's row p2 the same) systemd/systemd src/run/run.c start_transient_scope: before execvpe it merges
+    # into its own environ the --uid user's HOME, SHELL, USER and LOGNAME and the --setenv / -E variables
+    # (strv_env_merge(environ, user_env, arg_environment)), which the gate does not apply
     "systemd-run --scope": "systemd-run --scope runs the command with its --setenv / -E variables and, with --uid, "
     "the user's HOME, SHELL, USER and LOGNAME set over the caller's environment",
     "run0": "run0 starts the command in a fresh, isolated service of the service manager",

@@ -124,6 +124,64 @@ RUNNERS: dict[str, Runner] = {
 }  # fmt: skip
 
 
+#: (ifc61) tini's signal names for -p (krallin/tini src/tini.c signal_names[], compared whole with strcmp: `SIGTERM`,
+#: never `TERM` or `15`)
+_TINI_SIGNALS = frozenset(
+    "SIG" + name
+    for name in ("HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE",
+                 "ALRM", "TERM", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM",
+                 "PROF", "WINCH", "SYS")
+)  # fmt: skip
+_C_SPACE = " \t\n\v\f\r"
+
+
+def _dumb_init_rewrite(value: str) -> str | None:
+    """Why dumb-init exits 1 on `--rewrite VALUE` before it runs anything (Yelp/dumb-init dumb-init.c
+    parse_rewrite_signum: `sscanf("%d:%d")`, the first 1-31 (MAXSIG), the second 0-31, else print_rewrite_signum_help,
+    which exits 1); None where the value is taken. Only plain `S:R` digits are read as taken (sscanf's leading blanks
+    and signs, a later release's signal names: not read, so not taken either: fail closed)."""
+    m = re.fullmatch(r"(\d{1,9}):(\d{1,9})", value, re.ASCII)
+    if m is None:
+        return (
+            f"its `--rewrite {value}` is not read as two signal numbers `S:R` (dumb-init exits 1 on a value it refuses)"
+        )
+    if not 1 <= int(m[1]) <= 31 or not 0 <= int(m[2]) <= 31:
+        return (
+            f"its `--rewrite {value}` is refused (dumb-init takes a signal 1-31 rewritten to 0-31, else it "
+            "exits 1 before running the command)"
+        )
+    return None
+
+
+def _tini_signal(value: str) -> str | None:
+    """Why tini exits 1 on `-p VALUE` (src/tini.c set_pdeathsig: a name of signal_names[], else "Not a valid option
+    for -p"); None where it is one."""
+    if value in _TINI_SIGNALS:
+        return None
+    return (
+        f"its `-p {value}` is no signal name tini knows (it takes SIGTERM, SIGKILL, ...; it exits 1 before "
+        "running the command)"
+    )
+
+
+def _tini_status(value: str) -> str | None:
+    """Why tini exits 1 on `-e VALUE` (src/tini.c add_expect_status: strtol base 10 over the whole word, 0-255, else
+    "Not a valid option for -e"); None where it is taken. (strtol of an empty word converts nothing and stops at its
+    end: status 0, taken.)"""
+    m = re.fullmatch(f"[{_C_SPACE}]*([+-]?\\d+)", value, re.ASCII)
+    if value == "" or (m is not None and 0 <= int(m[1]) <= 255):
+        return None
+    return f"its `-e {value}` is no exit status 0-255 (tini exits 1 before running the command)"
+
+
+#: (ifc61) option values a runner checks before it runs its command, and refuses by exiting (program -> its option,
+#: the short letter or the long name -> why the value is refused, None where taken): the launch never starts
+VALUE_CHECKS: dict[str, dict[str, Callable[[str], str | None]]] = {
+    "dumb-init": {"r": _dumb_init_rewrite, "rewrite": _dumb_init_rewrite},
+    "tini": {"p": _tini_signal, "e": _tini_status},
+}
+
+
 #: Slurm 26.05.3's srun long options (src/common/slurm_opt.c: common_options :4382, each entry with a `set_func` or
 #: `set_func_srun` goes into the table slurm_option_table_create builds, :4558-4605, which src/srun/opt.c hands to
 #: getopt_long, :709): by how each takes a value. getopt_long takes an exact name, else a prefix that names one
@@ -274,6 +332,12 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
         name, takes = got
         if name in spec.no_command_long:
             return Reading(None)
+        check = VALUE_CHECKS.get(program, {}).get(name)
+        if check is not None and takes:
+            value = word.split("=", 1)[1] if "=" in word else argv[i + 1] if i + 1 < len(argv) else None
+            why = check(value) if value is not None else None
+            if why is not None:
+                return Reading(None, why)
         return 2 if takes and "=" not in word else 1
 
     def short_option(i: int, word: str, j: int) -> int | Reading:
@@ -283,6 +347,11 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
         if letter in spec.no_command:
             return Reading(None)
         if letter in spec.short_value:
+            check = VALUE_CHECKS.get(program, {}).get(letter)
+            value = word[j + 1 :] if j + 1 < len(word) else argv[i + 1] if i + 1 < len(argv) else None
+            why = check(value) if check is not None and value is not None else None
+            if why is not None:
+                return Reading(None, why)
             return 1 if j + 1 < len(word) else 2
         if letter not in spec.short_plain:
             return Reading(None, f"`-{letter}` is no option of {program} the gate reads")

@@ -82,6 +82,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "60": ("6beb1fa5f050cba5fc3de485148fad4de4a77690", None),  # drawn in the tree of 6beb1fa5 (the draw commit's
     # parent) with the script as committed (population g 971: the gate's allows, a uniform draw, rows earlier samples
     # drew kept; about 9 min on the shared 2-core box)
+    "61": ("3d611b5c1e8159a5a811f511638df3b7b3f575d4", None),  # drawn in the tree of 3d611b5c (the draw commit's
+    # parent) with the script as committed (populations p 38, s 140, h 89, o 30, v 18; about 40 s)
 }
 DEFAULT = ("27",)
 

@@ -303,5 +303,22 @@ def check_gpu_count(
         mig = (data.get("visible_devices") or {}).get("mig_multi_device") or {}
         msg = f"{uses} out of MIG devices: {mig.get('note', 'several MIG devices in one launch are not known to work')}"
         return CheckResult("gpu-count", "unknown", observed, required, msg, layout_source), mapping
+    if distinct < len(ordinals):
+        # (ifc61) two ranks on one CUDA device: SGLang 0.5.1-0.5.2 move each DP group by tp x --gpu-id-step alone
+        # (0.5.1 data_parallel_controller.py:150), so with --pp-size the groups overlap (`--tp 1 --pp-size 4 --dp-size
+        # 2`: 0-3 and 1-4), and --gpu-id-step with --pp-size lands two pipeline stages on one ordinal. Each rank sizes
+        # its static pool as --mem-fraction-static of the whole GPU (model_runner.py: rest = available - total x (1 -
+        # fraction)), so the second rank on a GPU finds that memory taken: not known to start (inferred from the
+        # source, not run)
+        shared = sorted({o for o in ordinals if ordinals.count(o) > 1})
+        listed = ", ".join(map(str, shared[:8])) + (", ..." if len(shared) > 8 else "")
+        msg = (
+            f"{uses}, but its {len(ordinals)} ranks land on {distinct} GPUs: two or more ranks share CUDA ordinal "
+            f"{listed} (as this release lays the ranks out), and each rank sizes its memory pool as "
+            "--mem-fraction-static of the whole GPU, so a rank that finds its GPU taken by another is not known to "
+            "start (fail closed); give the layout a GPU per rank (--gpu-id-step 1, no --pp-size with --dp-size on "
+            "SGLang 0.5.1-0.5.2)"
+        )
+        return CheckResult("gpu-count", "unknown", observed, required, msg, layout_source), mapping
     msg = f"{uses}; {seen}" + (f"; {extra}" if extra else "")
     return CheckResult("gpu-count", "ok", observed, required, msg, layout_source), mapping

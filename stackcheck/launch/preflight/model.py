@@ -630,6 +630,10 @@ def read_model(
     info.mla, info.mla_why = mla_of(mdata.get("mla_architectures") or {}, info.architectures, config, sglang_version)
     info.mla_dims = {**mla_dims(config), **mla_prefill_dims(config)}
     info.query_heads = query_heads(config)
+    if role == "model":
+        longer = context_length_result(config, options, env)
+        if longer is not None:
+            info.results.append(longer)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
     w4_table = mdata.get("w4afp8_moe")
@@ -711,6 +715,71 @@ def read_model(
     }
     info.results.append(CheckResult(check, "ok", observed, "a readable model config", "; ".join(parts), cache_src))
     return info
+
+
+#: (ifc61) SGLang's get_context_length (0.5.1 hf_transformers_utils.py:234-250, 0.5.13
+#: utils/hf_transformers/common.py:369-395, 0.5.23 :678-694): the first of these attributes of hf_text_config that is
+#: not None, times rope_scaling's factor (1 with original_max_position_embeddings or rope_type llama3), else 2048;
+#: ModelConfig._derive_context_length (0.5.1 model_config.py:167-183, 0.5.13 :556-582, 0.5.23 :1293-1315) raises
+#: ValueError for a --context-length above it unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (or CI) is set
+CONTEXT_LENGTH_KEYS = (
+    "max_sequence_length",
+    "seq_length",
+    "max_seq_len",
+    "model_max_length",
+    "max_position_embeddings",
+)
+CONTEXT_LENGTH_SOURCE = {
+    "title": "sglang 0.5.1 / 0.5.13 / 0.5.23 wheels: get_context_length (hf_transformers_utils.py, "
+    "utils/hf_transformers/common.py) and ModelConfig._derive_context_length (configs/model_config.py: ValueError "
+    "for a longer --context-length unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN)",
+    "url": "https://pypi.org/project/sglang/0.5.23/",
+}
+
+
+def context_length_result(
+    config: Mapping[str, Any], options: Mapping[str, Any], env: Mapping[str, str]
+) -> CheckResult | None:
+    """The refusal of a --context-length above the model's own, as SGLang derives it from config.json (ifc61: the
+    gate allowed `--context-length 8192` on a config stating 2048 or none, and the server raises ValueError while
+    building its ModelConfig). None where the flag is absent, within what config.json states, or the override is
+    set. Unknown, not failed: the value SGLang reads is an attribute of the loaded config class, whose defaults and
+    renames (a key config.json leaves out) are not read here, so a stated value is read as the attribute's."""
+    wanted = options.get("--context-length")
+    if not isinstance(wanted, int) or isinstance(wanted, bool) or wanted <= 0:
+        return None
+    if truthy(env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")) or truthy(env.get("SGLANG_IS_IN_CI")):
+        return None
+    text = _text_config(config)
+    stated = next(((k, text[k]) for k in CONTEXT_LENGTH_KEYS if text.get(k) is not None), None)
+    scaling = text.get("rope_scaling")
+    factor: Any = 1
+    if isinstance(scaling, Mapping) and scaling:
+        factor = scaling.get("factor", 1)
+        if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
+            factor = 1
+    if stated is None:
+        derived, where = None, "config.json states none of " + ", ".join(CONTEXT_LENGTH_KEYS)
+    elif isinstance(stated[1], int | float) and not isinstance(stated[1], bool) and isinstance(factor, int | float):
+        derived, where = (
+            int(factor * stated[1]),
+            f"config.json's {stated[0]} {stated[1]}" + (f" x rope_scaling factor {factor}" if factor != 1 else ""),
+        )
+    else:
+        derived, where = None, f"config.json's {stated[0]} {stated[1]!r} is not read as a number"
+    if derived is not None and wanted <= derived:
+        return None
+    if derived is None and wanted <= 2048 and stated is None:
+        return None  # (no key stated: SGLang's own fallback is 2048; a class default is not read)
+    return CheckResult(
+        "model", "unknown", {"context_length": derived, "from": where},
+        f"--context-length {wanted} within the model's context length, or SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+        f"--context-length {wanted} is above the model's context length as SGLang derives it ({where}"
+        + (f": {derived}" if derived is not None else ": the config class's default decides, not read") + "): "
+        "SGLang raises ValueError ('is greater than the derived context_length') while building the model config, "
+        "unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+        CONTEXT_LENGTH_SOURCE,
+    )  # fmt: skip
 
 
 def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
