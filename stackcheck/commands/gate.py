@@ -1241,7 +1241,20 @@ def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], lis
     info = read_image_info(image, platform=platform)
     env = dict(info.raw_env)
     env.setdefault("PATH", DEFAULT_PATH)
-    return env, info.command or None
+    command = list(info.command)
+    if command and command[0].startswith("/") and command[0].endswith(".sh"):
+        # (imend9) an Entrypoint script (nvidia/cuda's /opt/nvidia/nvidia_entrypoint.sh): read from the image, the
+        # command after it placed where it is the wrapper shape and its entrypoint.d parts only print or export
+        # (image/entrypoint.py); else it stays first and the gate's walk refuses it as unknown
+        from stackcheck.image import DEFAULT_CAPTURE, open_image
+        from stackcheck.image.entrypoint import read_entrypoint
+
+        capture = (*DEFAULT_CAPTURE, command[0], "*/entrypoint.d/*", "*_entrypoint.sh", "*/entrypoint.sh")
+        with open_image(image, platform=platform, capture=capture) as view:
+            reading = read_entrypoint(view, command, env)
+        if reading.placed:
+            return reading.env, reading.command
+    return env, command or None
 
 
 def _plan(ctx: Any, features: Any, texts: list[str]) -> PlanJSON | str | None:
