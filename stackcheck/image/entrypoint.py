@@ -119,10 +119,37 @@ def script_shape(text: str) -> str | None:
     return None
 
 
+#: a scratch assignment of the driver check: `_NAME=$(...)` / `_NAME="${_A}${_B}"`, the substitution's words checked
+_SCRATCH = re.compile(r"(_[A-Z_]+)=(.*)")
+#: the words a scratch substitution may hold: read-only look-ups (ldconfig -p, ls, grep) and the shell's loop words
+_READ_ONLY_WORDS = frozenset({"ldconfig", "-p", "grep", "-v", "-q", "compat", "ls", "true", "for", "i", "in", "do",
+                              "done", "IFS=:", "2>/dev/null", "||", "|", ";", "(", ")", "$(", "$(("})  # fmt: skip
+_IF_EMPTY = re.compile(r'if \[\[ -z "\$\{_[A-Z_]+\}"( \|\| -z "\$\{_[A-Z_]+\}")* \]\]; then')
+#: exports made only inside the driver check's `if` (the driver not found), read by nothing the gate judges:
+#: NVIDIA_CPU_ONLY (nvidia/cuda entrypoint.d/50-gpu-driver-check.sh: exported where neither libcuda.so.1 nor a
+#: /dev/nvidiactl / dxg / nvgpu node is found; no .py file of sglang 0.5.23's or torch 2.9.1's wheels names it,
+#: imend9 2026-12-07: inferred for other releases)
+_CONDITIONAL_OK = frozenset({"NVIDIA_CPU_ONLY"})
+
+
+def _scratch_ok(value: str) -> bool:
+    """Whether a scratch assignment's value only reads (module doc): its words are all look-ups or expansions."""
+    spaced = re.sub(r"(\$\(\(?|\)|\|\||\||;|\(|\$\{[A-Za-z_]+\}|\$[A-Za-z_]+)", r" \1 ", value.strip('"'))
+    for word in spaced.split():
+        if word in _READ_ONLY_WORDS or re.fullmatch(r"\$\{?[A-Za-z_]+\}?|/?libcuda\.so\.1|"
+                                                     r"/dev/(nvidiactl|dxg|nvgpu)", word):  # fmt: skip
+            continue
+        return False
+    return ":=" not in value and "`" not in value and ">" not in value.replace("2>/dev/null", "")
+
+
 def part_exports(text: str) -> tuple[dict[str, str], str | None]:
-    """The literal exports of a .sh part that otherwise only prints, else ({}, why)."""
+    """The literal exports of a .sh part that otherwise only prints, else ({}, why). The driver check's shape is
+    read too: scratch `_NAME=$(...)` look-ups, `if [[ -z "${_NAME}" ... ]]; then` printing and exporting only a name
+    of _CONDITIONAL_OK, `fi`, `unset _NAME...` (the environment the launch sees is not changed by it)."""
     env: dict[str, str] = {}
     heredoc: str | None = None
+    depth = 0
     for raw in text.splitlines():
         if heredoc is not None:
             if raw.strip() == heredoc:
@@ -138,7 +165,22 @@ def part_exports(text: str) -> tuple[dict[str, str], str | None]:
         if doc is not None:
             heredoc = doc.group(2)
             continue
+        if _IF_EMPTY.fullmatch(line) and depth == 0:
+            depth = 1
+            continue
+        if line == "fi" and depth == 1:
+            depth = 0
+            continue
+        scratch = _SCRATCH.fullmatch(line)
+        if scratch is not None and depth == 0 and _scratch_ok(scratch.group(2)):
+            continue
+        if re.fullmatch(r"unset( _[A-Z_]+)+", line):
+            continue
         export = _EXPORT.fullmatch(line)
+        if export is not None and depth == 1:
+            if export.group(1) not in _CONDITIONAL_OK:
+                return {}, f"it exports {export.group(1)} only where a test holds"
+            continue
         if export is not None:
             value = export.group(2)
             env[export.group(1)] = value[1:-1] if value[:1] in ("'", '"') else value
@@ -146,8 +188,8 @@ def part_exports(text: str) -> tuple[dict[str, str], str | None]:
         if _PRINT.fullmatch(line) and not _RUNS.search(line):
             continue
         return {}, f"its line {line[:60]!r} does more than print or export a literal value"
-    if heredoc is not None:
-        return {}, "its heredoc is not closed"
+    if heredoc is not None or depth:
+        return {}, "its heredoc or if is not closed"
     return env, None
 
 

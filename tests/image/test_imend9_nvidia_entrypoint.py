@@ -50,6 +50,18 @@ fi
 BANNER = b'#!/bin/bash\nprint_banner_text "*" "SERVE"\necho "version ${SERVE_VERSION}"\n'
 EXPORTS = b"# what the server sees\nexport SGLANG_ENABLE_JIT_DEEPGEMM=0\n"
 PROBE = b"if ! ldconfig -p | grep -q libcuda.so.1; then\n  export NVIDIA_CPU_ONLY=1\nfi\n"
+DRIVER_CHECK = """# whether the GPU driver is reachable
+_CUDA_LIB_IN_CACHE=$(ldconfig -p | grep libcuda.so.1 || true)
+_ON_PATH=$( ( IFS=: ; for i in ${LD_LIBRARY_PATH}; do ls $i/libcuda.so.1 2>/dev/null | grep -v compat; done) || true)
+_CUDA_LIB="${_CUDA_LIB_IN_CACHE}${_ON_PATH}"
+_NODES=$(ls /dev/nvidiactl /dev/dxg /dev/nvgpu 2>/dev/null || true)
+if [[ -z "${_CUDA_LIB}" || -z "${_NODES}" ]]; then
+  echo
+  echo "no driver here: running on the CPU"
+  export NVIDIA_CPU_ONLY=1
+fi
+unset _CUDA_LIB_IN_CACHE _ON_PATH _CUDA_LIB _NODES
+"""
 OTHER = b'#!/bin/bash\nset -e\ncd /srv && ./prepare\nexec "$@"\n'
 
 
@@ -110,3 +122,14 @@ def test_the_readers_fail_closed_on_lines_that_run_something() -> None:
     for body in ("echo ${A:=1}\n", "export A=$(cat /x)\n", "echo hi > /tmp/f\n", "cat <<EOF\n$(id)\nEOF\n",
                  "ldconfig -p\n", "export A=1; rm -rf /x\n"):  # fmt: skip
         assert part_exports(body)[1] is not None, body
+
+
+def test_the_driver_check_shape_is_read_and_changes_nothing_the_launch_reads(tmp_path: Path) -> None:
+    # scratch look-ups (ldconfig -p, ls of the device nodes), then NVIDIA_CPU_ONLY exported only where the driver is
+    # not found: placed; the same shape exporting another name there stays unknown
+    doc = _decision(_image(tmp_path, "check.tar", WRAPPER, {"50-check.sh": DRIVER_CHECK.encode()}))
+    assert not _unknown_entry(doc), doc["derived"].get("problems")
+    assert doc["derived"]["entrypoint"] == "launch-server"
+    bad = DRIVER_CHECK.replace("NVIDIA_CPU_ONLY=1", "SGLANG_ENABLE_JIT_DEEPGEMM=0").encode()
+    doc = _decision(_image(tmp_path, "check2.tar", WRAPPER, {"50-check.sh": bad}))
+    assert _unknown_entry(doc), doc["derived"].get("problems")
