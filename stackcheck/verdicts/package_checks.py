@@ -1091,8 +1091,9 @@ def check_storage_config(
     """Whether a HiCache storage backend finds the configuration it reads as it is built (preflight.json
     storage_configs), in the order the release reads it: --hicache-storage-backend-extra-config (`extra_config`, the
     text as given; None: not given) naming one of `extra_config_keys`, else the file the entry's `config_file_env`
-    names (read by `read_config_file`, handed in by the launch layer: ("read", the parsed JSON), ("missing", why) for a
-    file the release would fail to open, ("unread", why) for one not read here), else `env_any` in `env` (the
+    names (read by `read_config_file`, handed in by the launch layer: ("read", the parsed JSON), ("absent", why) for a
+    file the release would fail to open, ("missing", why) for one it would fail to parse as JSON, ("unread", why) for
+    one not read here), else `env_any` in `env` (the
     server's environment; `empty_is_unset`: the release reads the variable with os.getenv, so an empty value is none).
     None where no entry names the backend or the release is outside its range; unknown where the release is not known,
     the extra config is not a JSON object the check can read, or a value the release reads was not read.
@@ -1164,7 +1165,8 @@ def check_storage_config(
                           f".yml) and raises ValueError 'Unsupported config file' (or the open fails) at startup for "
                           f"{path!r}. Name a .json, .toml or .yaml file")  # fmt: skip
         how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
-        absent = how == "missing" and "does not exist" in str(got)
+        absent = how == "absent"  # (imend9: the reader's tag, not its message: a path holding "does not exist" was
+        # read as absent, and a .toml / .yaml file there failed)
         if absent or (how == "missing" and ext == ".json"):  # (the reader parses JSON: a .toml / .yaml is not)
             what = "it does not exist (FileNotFoundError)" if absent else "it is not JSON (json.load raises)"
             return result("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file "
@@ -1223,7 +1225,7 @@ def check_storage_config(
             return result("unknown", f"{file_env} file not read", f"SGLang {sglang_version} reads the store's "
                           f"configuration from the file {file_env} names ({path!r}), not from the environment: "
                           f"{why}, so whether it names the store is not known")  # fmt: skip
-        found = got if how == "missing" else f"it holds no {' or '.join(wanted)}"
+        found = got if how in ("missing", "absent") else f"it holds no {' or '.join(wanted)}"
         return result(
             "fail",
             f"{file_env}={path!r}: {found}",
