@@ -46,3 +46,23 @@ def test_the_live_reader_tags_an_absent_file_absent(tmp_path: Path) -> None:
     assert read(str(tmp_path / "none.json"))[0] == "absent"
     (tmp_path / "bad.json").write_text("{nope")
     assert read(str(tmp_path / "bad.json"))[0] == "missing"
+
+
+@pytest.mark.parametrize("backend", ["hf3fs", "nixl", "aibrix", "eic", "lmcache", "file"])
+def test_other_backends_open_and_parse_the_file_at_start(backend: str, data: Any) -> None:
+    # (the HiCache cache parses @FILE before it builds any backend, 0.5.9-0.5.23: storage_configs.extra_config_file);
+    # before, only Mooncake's entry judged the file: these were passed with the file absent
+    def status(text: str, read: Any, release: str = "0.5.23", offload: bool = False) -> str | None:
+        got = check_storage_config(backend, text, {}, data, release, read, not offload)
+        return None if got is None else got.status
+
+    assert status("@/cfg/x.json", _read_by_tag("absent", "does not exist")) == "fail"
+    assert status("@/cfg/x.json", _read_by_tag("missing", "is not JSON")) == "fail"
+    assert status("@/cfg/x.ini", lambda p: ("read", {})) == "fail"
+    assert status("@/cfg/x.toml", _read_by_tag("absent", "does not exist")) == "fail"
+    assert status(f"@{ODD}.toml", _read_by_tag("missing", "is not JSON")) == "unknown"
+    assert status("@x.json", _read_by_tag("unread", "a relative path")) == "unknown"
+    assert status("@/cfg/x.json", lambda p: ("read", {"a": 1})) is None  # (what the backend reads: not judged)
+    assert status('{"a": 1}', _read_by_tag("absent", "")) is None  # (text, not a file: as before)
+    assert status("@/cfg/x.json", _read_by_tag("absent", ""), release="0.5.8") is None  # (no @ form before 0.5.9)
+    assert status("@/cfg/x.json", _read_by_tag("absent", ""), offload=True) is None  # (a PD decode offload: as before)
