@@ -807,6 +807,51 @@ def srun_node_rank_problem(spread: str, nnodes: int, rank: int) -> Problem:
                    SRUN_NODE_RANK_SOURCE)  # fmt: skip
 
 
+#: (imend9, ifc59's leftover) srun(1) OUTPUT ENVIRONMENT VARIABLES: SLURM_NODEID "The relative node ID of the
+#: current node" and SLURM_PROCID "The MPI rank (or relative process ID) of the current process", set by srun in each
+#: task's environment: a shell srun runs on each of -N K nodes (one task a node) expands `--node-rank $SLURM_NODEID`
+#: to that node's own index, 0..K-1 (and SLURM_PROCID likewise where the step has one task a node)
+SRUN_NODE_ID_SOURCE = {"title": "srun(1): OUTPUT ENVIRONMENT VARIABLES SLURM_NODEID (the relative node ID of the "
+                       "current node), SLURM_PROCID (the relative process ID of the current process), set in each task",
+                       "url": "https://slurm.schedmd.com/srun.html#SECTION_OUTPUT-ENVIRONMENT-VARIABLES"}  # fmt: skip
+_NODE_ID_VALUE = re.compile(r"\$(\{SLURM_(NODEID|PROCID)\}|SLURM_(NODEID|PROCID)(?![A-Za-z0-9_]))")
+
+
+def srun_node_ids(argv: Sequence[str], trace: Mapping[str, Any], nnodes_word: str | None) -> str | None:
+    """The SLURM_ variable a shell string's `--node-rank $VAR` may name so that each node gets its own rank (imend9),
+    None where none may: the launch is a shell string run by an srun of the command's own words (`[nohup] srun -N K
+    ... bash -c "... --node-rank $SLURM_NODEID"`: srun_path's two levels, srun in the first, none in the string), srun
+    runs one task on each of exactly K nodes (-N K given as a number, no -n but K, no --ntasks-per-node but 1) and K
+    is --nnodes; the variable is named once in the whole command (no assignment, unset or other reading of it), in
+    the --node-rank value as `$VAR`, `${VAR}` or their double-quoted forms (single-quoted or escaped it is no
+    expansion). SLURM_PROCID equals the node's index only with one task a node, which these conditions give."""
+    levels = trace.get("levels")
+    if not trace.get("shell_string") or not isinstance(levels, list) or len(levels) != 2:
+        return None
+    outer, inner = levels
+    at = [k for k, w in enumerate(outer) if os.path.basename(w) == "srun"]
+    if len(at) != 1 or any(os.path.basename(w) == "srun" for w in inner):
+        return None
+    from stackcheck.launch.runners import read_runner
+
+    reading = read_runner(outer, at[0])  # (srun's command is the shell itself: `srun -N2 sudo bash -c` is not read)
+    if reading.unsure is not None or reading.command != len(outer) - 1:
+        return None
+    got = _srun_counts(outer, at[0])
+    nodes = _small_count((got.get("nodes") or "").strip(), None)
+    tasks = _small_count((got.get("ntasks") or str(nodes)).strip(), None)
+    per_node = _small_count((got.get("ntasks-per-node") or "1").strip(), None)
+    if nodes is None or nodes < 2 or tasks != nodes or per_node != 1 or nnodes_word != str(nodes):
+        return None
+    named = [m.group(1) for w in argv for m in re.finditer(r"SLURM_(NODEID|PROCID)", w)]
+    if len(named) != 1:
+        return None
+    quoted = re.compile(r"--node-rank(=|\s+)(\"?)\$(\{SLURM_(NODEID|PROCID)\}|SLURM_(NODEID|PROCID))\2(?=$|[\s;&|)])")
+    if not any(quoted.search(w) for w in argv):
+        return None
+    return f"SLURM_{named[0]}"
+
+
 def _level(trace: dict[str, Any] | None, words: Sequence[str]) -> None:
     """Note in `trace` ("levels", outermost first: find_launch returns from the innermost command out) the words of
     a command on the way to the launch that stand before it: an outer command's words before the `env`, shell string
@@ -1757,7 +1802,11 @@ def _config_problem(name: str) -> Problem:
 
 
 def parse_flags(
-    args: Sequence[str], mapping: Mapping[str, Any], own: Collection[str] = (), shell: bool = False
+    args: Sequence[str],
+    mapping: Mapping[str, Any],
+    own: Collection[str] = (),
+    shell: bool = False,
+    node_ids: str | None = None,
 ) -> tuple[dict[str, Any], list[Problem], bool, list[str]]:
     """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, whether any
     listed flag was found at all, and the flags launch.json does not list (once each, in order). `own`: names the
@@ -1815,6 +1864,13 @@ def parse_flags(
         value = _values_at(args, i, eq, inline)[0]
         if value is None:
             raise UsageError(f"server command: {how} needs a value")
+        if shell and node_ids and flag == "--node-rank" and _NODE_ID_VALUE.fullmatch(value) and node_ids in value:
+            # (imend9: srun_node_ids: each node's own index; judged as node 0's, whose rank serves the address)
+            found[flag] = 0
+            problems.append(Problem(flag, "note", None, f"{how} {value!r}: srun sets {node_ids} in each task, one task "
+                                    "a node: each node expands its own rank (judged as node 0's)",
+                                    [SRUN_NODE_ID_SOURCE]))  # fmt: skip
+            continue
         if shell and kind in ("int", "float") and _EXPANSION.search(value):  # (a choice's: kept, unknown later)
             problems.append(
                 Problem(
@@ -2239,7 +2295,13 @@ def derive(
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
     trace: dict[str, Any] = {"env_stops": stops}
     entry, args, cmd_env = find_launch(argv, mapping, cmd_env, trace)
-    found, problems, seen, unlisted = parse_flags(args, mapping, own, shell=bool(trace.get("shell_string")))
+    nnodes_word = None  # (`--nnodes N` / `--nnodes=N` as written, the last; another spelling: not read, None)
+    for k, word in enumerate(args):
+        if word == "--nnodes" or word.startswith("--nnodes="):
+            nnodes_word = word[9:] if "=" in word else (args[k + 1] if k + 1 < len(args) else None)
+    node_ids = srun_node_ids(argv, trace, nnodes_word)  # (imend9: `srun -N K bash -c "... --node-rank $SLURM_NODEID"`)
+    found, problems, seen, unlisted = parse_flags(args, mapping, own, shell=bool(trace.get("shell_string")),
+                                                  node_ids=node_ids)  # fmt: skip
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
@@ -2336,7 +2398,8 @@ def derive(
         nnodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
         rank_raw = found.get("--node-rank", 0)
         rank = whole_number(str(rank_raw), None, ascii_only=True)
-        if spread is not None and nnodes is not None and nnodes > 1 and rank is not None:
+        per_node = node_ids is not None and "--node-rank" in found  # (imend9: each node's own rank)
+        if spread is not None and nnodes is not None and nnodes > 1 and rank is not None and not per_node:
             d.problems.insert(0, srun_node_rank_problem(spread, nnodes, rank))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
