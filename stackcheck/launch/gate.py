@@ -208,6 +208,17 @@ def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[st
     return entry, args
 
 
+#: (imend9) the `env` programs find_launch follows one inside another (`nohup env -u A nohup env -u B ...`) before it
+#: stops reading: the command is then refused as unknown (too_deep_problem)
+MAX_NESTED_ENV = 64
+
+
+def too_deep_problem() -> Problem:
+    return Problem("env", "unknown", None, f"more than {MAX_NESTED_ENV} `env` programs run one inside another before "
+                   "the launch: the gate stops reading there, so the launch and its environment are not read (fail "
+                   "closed); gate the command with fewer levels")  # fmt: skip
+
+
 def find_launch(
     argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], trace: dict[str, Any] | None = None
 ) -> tuple[str | None, list[str], dict[str, str]]:
@@ -217,6 +228,14 @@ def find_launch(
     then the launch's arguments are its own words only, up to the next control operator, redirections left out.
     `trace`: where given, its "cwd" (the directory the command starts in) follows the string's `cd`s before the
     launch (launch_cwd)."""
+    if trace is None:
+        trace = {}  # (a throwaway record: the depth bound below reads it)
+    depth = trace.get("_depth", 0)
+    if trace.get("too_deep") or depth >= MAX_NESTED_ENV:
+        # (imend9: iallow1 saw 2,500 `nohup env -u X` levels raise RecursionError, a traceback, and take quadratic
+        # time; past the bound the launch is not read: derive refuses it as unknown, fail closed)
+        trace["too_deep"] = True
+        return None, list(argv[1:]), dict(env)
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
         _level(trace, argv)
@@ -271,7 +290,11 @@ def find_launch(
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
                     trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
+                trace["_depth"] = depth + 1
                 nested = find_launch(after_env, mapping, inner_env, trace)
+                trace["_depth"] = depth
+                if trace.get("too_deep"):
+                    return None, list(argv[1:]), dict(env)
                 if nested[0] is not None:
                     if not cleared:
                         _policy_seen(trace, policy)
@@ -2295,6 +2318,8 @@ def derive(
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
     trace: dict[str, Any] = {"env_stops": stops}
     entry, args, cmd_env = find_launch(argv, mapping, cmd_env, trace)
+    if trace.get("too_deep"):  # (imend9: past MAX_NESTED_ENV: not read, unknown; the launch's words are not judged)
+        entry, args = None, list(argv[1:])
     nnodes_word = None  # (`--nnodes N` / `--nnodes=N` as written, the last; another spelling: not read, None)
     for k, word in enumerate(args):
         if word == "--nnodes" or word.startswith("--nnodes="):
@@ -2303,6 +2328,8 @@ def derive(
     found, problems, seen, unlisted = parse_flags(args, mapping, own, shell=bool(trace.get("shell_string")),
                                                   node_ids=node_ids)  # fmt: skip
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
+    if trace.get("too_deep"):
+        problems.insert(0, too_deep_problem())
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
     path = srun_path(trace, argv)
