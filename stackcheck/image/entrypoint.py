@@ -73,16 +73,17 @@ class EntrypointReading:
     parts: list[str] = field(default_factory=list)
 
 
-def _lines(text: str) -> list[str]:
-    """The script's lines: comments and blank lines dropped, whitespace collapsed, a trailing `>&2` dropped."""
-    out: list[str] = []
-    for raw in text.splitlines():
+def _lines(text: str) -> list[tuple[int, str]]:
+    """The script's lines with their numbers: comments and blank lines dropped, whitespace collapsed, a trailing `>&2`
+    dropped."""
+    out: list[tuple[int, str]] = []
+    for number, raw in enumerate(text.splitlines(), 1):
         line = " ".join(raw.split())
         if not line or (line.startswith("#") and not line.startswith("#!")):
             continue
         line = re.sub(r"\s*1?>&2$", "", line)
         line = re.sub(r"\s*>&2;;$", ";;", line)
-        out.append(line)
+        out.append((number, line))
     return out
 
 
@@ -99,10 +100,10 @@ def _read(view: FileView, path: str) -> str | None:
 def script_shape(text: str) -> str | None:
     """None where `text` is the wrapper shape (sources its entrypoint.d parts, then `exec "$@"`), else why not."""
     lines = _lines(text)
-    if not lines or not lines[0].startswith("#!"):
+    if not lines or not lines[0][1].startswith("#!"):
         return "it is not a bash script"
     seen: set[str] = set()
-    for line in lines:
+    for number, line in lines:
         for pattern in _SCRIPT_LINES:
             if pattern.fullmatch(line):
                 seen.add(pattern.pattern)
@@ -110,11 +111,11 @@ def script_shape(text: str) -> str | None:
         else:
             if _PRINT.fullmatch(line) and not _RUNS.search(line):
                 continue
-            return f"its line {line[:60]!r} is not one of the wrapper's"
+            return f"its line {number} is not one of the wrapper's"  # (its text is not shown: it may hold a secret)
     needed = (_SCRIPT_LINES[4], _SCRIPT_LINES[13], _SCRIPT_LINES[20])  # (the glob, the source, exec "$@")
     if any(p.pattern not in seen for p in needed):
         return "it does not gather entrypoint.d parts and exec its arguments"
-    if lines[0] not in ("#!/bin/bash", "#!/usr/bin/bash", "#!/usr/bin/env bash"):
+    if lines[0][1] not in ("#!/bin/bash", "#!/usr/bin/bash", "#!/usr/bin/env bash"):
         return "its interpreter line is not bash's"
     return None
 
@@ -150,7 +151,7 @@ def part_exports(text: str) -> tuple[dict[str, str], str | None]:
     env: dict[str, str] = {}
     heredoc: str | None = None
     depth = 0
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), 1):
         if heredoc is not None:
             if raw.strip() == heredoc:
                 heredoc = None
@@ -187,7 +188,7 @@ def part_exports(text: str) -> tuple[dict[str, str], str | None]:
             continue
         if _PRINT.fullmatch(line) and not _RUNS.search(line):
             continue
-        return {}, f"its line {line[:60]!r} does more than print or export a literal value"
+        return {}, f"its line {number} does more than print or export a literal value"
     if heredoc is not None or depth:
         return {}, "its heredoc or if is not closed"
     return env, None

@@ -100,11 +100,13 @@ def test_the_wrapper_places_the_launch_with_its_exports(tmp_path: Path) -> None:
     assert not _unknown_entry(doc), doc["derived"].get("problems")
     assert doc["derived"]["entrypoint"] == "launch-server" and doc["derived"]["launch"]["tp"] == 8
     assert doc["derived"]["env"]["SGLANG_ENABLE_JIT_DEEPGEMM"] is False  # (20-env.sh's export reaches the launch)
+    assert "NVIDIA's wrapper shape" in doc["note"] and "20-env.sh" in doc["note"], doc["note"]
 
 
 def test_a_part_that_tests_the_driver_stays_unknown(tmp_path: Path) -> None:
     doc = _decision(_image(tmp_path, "probe.tar", WRAPPER, {"10-banner.sh": BANNER, "50-check.sh": PROBE}))
     assert _unknown_entry(doc), doc["derived"].get("problems")
+    assert "50-check.sh" in doc["note"] and "is not read as NVIDIA's wrapper" in doc["note"], doc["note"]
 
 
 def test_another_script_stays_unknown(tmp_path: Path) -> None:
