@@ -1,9 +1,13 @@
 """An image's Entrypoint script read from its layers (imend9): where it is NVIDIA's wrapper shape, the command it runs.
 
 Every nvidia/cuda image (and the images built on one, SGLang's lmsysorg/sglang among them: its docker/Dockerfile starts
-`FROM nvidia/cuda:...` and sets no ENTRYPOINT of its own) has Entrypoint `/opt/nvidia/nvidia_entrypoint.sh`. That
+`FROM nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu22.04` and sets no ENTRYPOINT of its own: sgl-project/sglang
+docker/Dockerfile at 004740a9, SGL_VERSION 0.5.5) has Entrypoint `/opt/nvidia/nvidia_entrypoint.sh`. That
 script (NVIDIA's cuda container images repository, gitlab.com/nvidia/container-images/cuda, nvidia_entrypoint.sh;
-read in public copies of it, imend9 2026-12-07) gathers `<its directory>/entrypoint.d/*@(.txt|.sh)` in glob order,
+read in public copies of it, imend9 2026-12-07; its entrypoint.d parts there: 10-banner.sh, 12-banner.sh,
+15-container-copyright.txt, 30-container-license.txt, 50-gpu-driver-check.sh, 80-internal-image.sh,
+90-deprecated-image.sh, named in a public copy of the download list; the banners and 80 / 90 were not read here)
+gathers `<its directory>/entrypoint.d/*@(.txt|.sh)` in glob order,
 `cat`s each .txt part and `source`s each .sh part into its own shell, then runs `exec "/bin/bash"` where it got no
 arguments and `exec "$@"` otherwise. So the command after it runs unchanged, with whatever the sourced parts did to
 the shell: the environment they export, or anything else they run.
