@@ -579,7 +579,7 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
         if opts.cwd is not None:  # (irobust: it was read inside the image, where the container does not start)
             raise UsageError("--cwd with --image: the image's server starts in its WorkingDir (--cwd names a "
                              "directory of this host)")  # fmt: skip
-        server_env, image_command = _image_launch(opts.image, opts.platform)
+        server_env, image_command, args.image_entry_note = _image_launch(opts.image, opts.platform)
     elif opts.root:
         # a root's launch is judged inside it, with the environment its own processes start with (the default PATH
         # looked up in the root, as `audit --root`): this host's PATH, CUDA_HOME, SGLANG_* never reach it; and its
@@ -1086,6 +1086,8 @@ def _decide_with(
         notes = [IMAGE_READINGS] if derived.entrypoint is not None else []
         if command is None and image_command is not None:
             notes.insert(0, "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here")
+            if getattr(args, "image_entry_note", None):  # (imend9: the Entrypoint script read, or why not)
+                notes.insert(1, str(args.image_entry_note))
         if notes:
             doc["note"] = "; ".join(notes)
         return doc, None
@@ -1230,9 +1232,10 @@ def _environment_text(facts: Any) -> str | None:
     return None
 
 
-def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], list[str] | None]:
+def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], list[str] | None, str | None]:
     """The environment a container of the image starts with (its config's Env; PATH as docker defaults
-    it) and the command it runs (Entrypoint + Cmd, None when it has neither). Reads the config only."""
+    it), the command it runs (Entrypoint + Cmd, None when it has neither) and what was read of an Entrypoint script
+    (a note, None where there is none). Reads the config, and the layers only for an Entrypoint script."""
     try:
         from stackcheck.assembly.target import DEFAULT_PATH
         from stackcheck.image import read_image_info
@@ -1241,7 +1244,26 @@ def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], lis
     info = read_image_info(image, platform=platform)
     env = dict(info.raw_env)
     env.setdefault("PATH", DEFAULT_PATH)
-    return env, info.command or None
+    command = list(info.command)
+    if command and command[0].startswith("/") and command[0].endswith(".sh"):
+        # (imend9) an Entrypoint script (nvidia/cuda's /opt/nvidia/nvidia_entrypoint.sh): read from the image, the
+        # command after it placed where it is the wrapper shape and its entrypoint.d parts only print or export
+        # (image/entrypoint.py); else it stays first and the gate's walk refuses it as unknown
+        from stackcheck.image import DEFAULT_CAPTURE, open_image
+        from stackcheck.image.entrypoint import read_entrypoint
+
+        capture = (*DEFAULT_CAPTURE, command[0], "*/entrypoint.d/*", "*_entrypoint.sh", "*/entrypoint.sh")
+        with open_image(image, platform=platform, capture=capture) as view:
+            reading = read_entrypoint(view, command, env)
+        if reading.placed:
+            parts = f" (its .sh parts: {', '.join(reading.parts)})" if reading.parts else ""
+            note = (
+                f"the Entrypoint {command[0]} was read from the image: NVIDIA's wrapper shape, whose entrypoint.d "
+                f"parts print or export only{parts}; the command after it is judged with their exports"
+            )
+            return reading.env, reading.command, note
+        return env, command, f"the Entrypoint {command[0]} is not read as NVIDIA's wrapper: {reading.why}"
+    return env, command or None, None
 
 
 def _plan(ctx: Any, features: Any, texts: list[str]) -> PlanJSON | str | None:

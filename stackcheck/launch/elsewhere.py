@@ -295,7 +295,7 @@ def _mpi(argv: Sequence[str], i: int, env: Mapping[str, str]) -> tuple[Wrapped |
                 shown = redact_value(param)[:80]
                 return Wrapped(prog, "opaque", f"{prog} {name} {shown} sets a default host list or parameter file it "
                                "places ranks on (another host may run the command)"), None  # fmt: skip
-            j += 3
+            j += 2 if eq else 3  # (`--mca=NAME VALUE`: two words; imend9, three before)
             continue
         if name in _MPI_PLAIN and not eq:
             j += 1

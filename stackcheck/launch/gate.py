@@ -211,6 +211,17 @@ def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[st
     return entry, args
 
 
+#: (imend9) the `env` programs find_launch follows one inside another (`nohup env -u A nohup env -u B ...`) before it
+#: stops reading: the command is then refused as unknown (too_deep_problem)
+MAX_NESTED_ENV = 64
+
+
+def too_deep_problem() -> Problem:
+    return Problem("env", "unknown", None, f"more than {MAX_NESTED_ENV} `env` programs run one inside another before "
+                   "the launch: the gate stops reading there, so the launch and its environment are not read (fail "
+                   "closed); gate the command with fewer levels")  # fmt: skip
+
+
 def find_launch(
     argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], trace: dict[str, Any] | None = None
 ) -> tuple[str | None, list[str], dict[str, str]]:
@@ -220,6 +231,14 @@ def find_launch(
     then the launch's arguments are its own words only, up to the next control operator, redirections left out.
     `trace`: where given, its "cwd" (the directory the command starts in) follows the string's `cd`s before the
     launch (launch_cwd)."""
+    if trace is None:
+        trace = {}  # (a throwaway record: the depth bound below reads it)
+    depth = trace.get("_depth", 0)
+    if trace.get("too_deep") or depth >= MAX_NESTED_ENV:
+        # (imend9: iallow1 saw 2,500 `nohup env -u X` levels raise RecursionError, a traceback, and take quadratic
+        # time; past the bound the launch is not read: derive refuses it as unknown, fail closed)
+        trace["too_deep"] = True
+        return None, list(argv[1:]), dict(env)
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
         _level(trace, argv)
@@ -274,7 +293,11 @@ def find_launch(
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
                     trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
+                trace["_depth"] = depth + 1
                 nested = find_launch(after_env, mapping, inner_env, trace)
+                trace["_depth"] = depth
+                if trace.get("too_deep"):
+                    return None, list(argv[1:]), dict(env)
                 if nested[0] is not None:
                     if not cleared:
                         _policy_seen(trace, policy)
@@ -856,6 +879,51 @@ def srun_node_rank_problem(spread: str, nnodes: int, rank: int) -> Problem:
                    "rendezvous at --dist-init-addr does not complete (inferred, fail closed); run one srun a node "
                    "with its own --node-rank, or a shell that passes --node-rank \"$SLURM_NODEID\"",
                    SRUN_NODE_RANK_SOURCE)  # fmt: skip
+
+
+#: (imend9, ifc59's leftover) srun(1) OUTPUT ENVIRONMENT VARIABLES: SLURM_NODEID "The relative node ID of the
+#: current node" and SLURM_PROCID "The MPI rank (or relative process ID) of the current process", set by srun in each
+#: task's environment: a shell srun runs on each of -N K nodes (one task a node) expands `--node-rank $SLURM_NODEID`
+#: to that node's own index, 0..K-1 (and SLURM_PROCID likewise where the step has one task a node)
+SRUN_NODE_ID_SOURCE = {"title": "srun(1): OUTPUT ENVIRONMENT VARIABLES SLURM_NODEID (the relative node ID of the "
+                       "current node), SLURM_PROCID (the relative process ID of the current process), set in each task",
+                       "url": "https://slurm.schedmd.com/srun.html#SECTION_OUTPUT-ENVIRONMENT-VARIABLES"}  # fmt: skip
+_NODE_ID_VALUE = re.compile(r"\$(\{SLURM_(NODEID|PROCID)\}|SLURM_(NODEID|PROCID)(?![A-Za-z0-9_]))")
+
+
+def srun_node_ids(argv: Sequence[str], trace: Mapping[str, Any], nnodes_word: str | None) -> str | None:
+    """The SLURM_ variable a shell string's `--node-rank $VAR` may name so that each node gets its own rank (imend9),
+    None where none may: the launch is a shell string run by an srun of the command's own words (`[nohup] srun -N K
+    ... bash -c "... --node-rank $SLURM_NODEID"`: srun_path's two levels, srun in the first, none in the string), srun
+    runs one task on each of exactly K nodes (-N K given as a number, no -n but K, no --ntasks-per-node but 1) and K
+    is --nnodes; the variable is named once in the whole command (no assignment, unset or other reading of it), in
+    the --node-rank value as `$VAR`, `${VAR}` or their double-quoted forms (single-quoted or escaped it is no
+    expansion). SLURM_PROCID equals the node's index only with one task a node, which these conditions give."""
+    levels = trace.get("levels")
+    if not trace.get("shell_string") or not isinstance(levels, list) or len(levels) != 2:
+        return None
+    outer, inner = levels
+    at = [k for k, w in enumerate(outer) if os.path.basename(w) == "srun"]
+    if len(at) != 1 or any(os.path.basename(w) == "srun" for w in inner):
+        return None
+    from stackcheck.launch.runners import read_runner
+
+    reading = read_runner(outer, at[0])  # (srun's command is the shell itself: `srun -N2 sudo bash -c` is not read)
+    if reading.unsure is not None or reading.command != len(outer) - 1:
+        return None
+    got = _srun_counts(outer, at[0])
+    nodes = _small_count((got.get("nodes") or "").strip(), None)
+    tasks = _small_count((got.get("ntasks") or str(nodes)).strip(), None)
+    per_node = _small_count((got.get("ntasks-per-node") or "1").strip(), None)
+    if nodes is None or nodes < 2 or tasks != nodes or per_node != 1 or nnodes_word != str(nodes):
+        return None
+    named = [m.group(1) for w in argv for m in re.finditer(r"SLURM_(NODEID|PROCID)", w)]
+    if len(named) != 1:
+        return None
+    quoted = re.compile(r"--node-rank(=|\s+)(\"?)\$(\{SLURM_(NODEID|PROCID)\}|SLURM_(NODEID|PROCID))\2(?=$|[\s;&|)])")
+    if not any(quoted.search(w) for w in argv):
+        return None
+    return f"SLURM_{named[0]}"
 
 
 def _level(trace: dict[str, Any] | None, words: Sequence[str]) -> None:
@@ -1901,7 +1969,11 @@ def _config_problem(name: str) -> Problem:
 
 
 def parse_flags(
-    args: Sequence[str], mapping: Mapping[str, Any], own: Collection[str] = (), shell: bool = False
+    args: Sequence[str],
+    mapping: Mapping[str, Any],
+    own: Collection[str] = (),
+    shell: bool = False,
+    node_ids: str | None = None,
 ) -> tuple[dict[str, Any], list[Problem], bool, list[str]]:
     """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, whether any
     listed flag was found at all, and the flags launch.json does not list (once each, in order). `own`: names the
@@ -1959,6 +2031,13 @@ def parse_flags(
         value = _values_at(args, i, eq, inline)[0]
         if value is None:
             raise UsageError(f"server command: {how} needs a value")
+        if shell and node_ids and flag == "--node-rank" and _NODE_ID_VALUE.fullmatch(value) and node_ids in value:
+            # (imend9: srun_node_ids: each node's own index; judged as node 0's, whose rank serves the address)
+            found[flag] = 0
+            problems.append(Problem(flag, "note", None, f"{how} {value!r}: srun sets {node_ids} in each task, one task "
+                                    "a node: each node expands its own rank (judged as node 0's)",
+                                    [SRUN_NODE_ID_SOURCE]))  # fmt: skip
+            continue
         if shell and kind in ("int", "float") and _EXPANSION.search(value):  # (a choice's: kept, unknown later)
             problems.append(
                 Problem(
@@ -2383,8 +2462,18 @@ def derive(
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
     trace: dict[str, Any] = {"env_stops": stops}
     entry, args, cmd_env = find_launch(argv, mapping, cmd_env, trace)
-    found, problems, seen, unlisted = parse_flags(args, mapping, own, shell=bool(trace.get("shell_string")))
+    if trace.get("too_deep"):  # (imend9: past MAX_NESTED_ENV: not read, unknown; the launch's words are not judged)
+        entry, args = None, list(argv[1:])
+    nnodes_word = None  # (`--nnodes N` / `--nnodes=N` as written, the last; another spelling: not read, None)
+    for k, word in enumerate(args):
+        if word == "--nnodes" or word.startswith("--nnodes="):
+            nnodes_word = word[9:] if "=" in word else (args[k + 1] if k + 1 < len(args) else None)
+    node_ids = srun_node_ids(argv, trace, nnodes_word)  # (imend9: `srun -N K bash -c "... --node-rank $SLURM_NODEID"`)
+    found, problems, seen, unlisted = parse_flags(args, mapping, own, shell=bool(trace.get("shell_string")),
+                                                  node_ids=node_ids)  # fmt: skip
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
+    if trace.get("too_deep"):
+        problems.insert(0, too_deep_problem())
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
     path = srun_path(trace, argv)
@@ -2481,7 +2570,8 @@ def derive(
         nnodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
         rank_raw = found.get("--node-rank", 0)
         rank = whole_number(str(rank_raw), None, ascii_only=True)
-        if spread is not None and nnodes is not None and nnodes > 1 and rank is not None:
+        per_node = node_ids is not None and "--node-rank" in found  # (imend9: each node's own rank)
+        if spread is not None and nnodes is not None and nnodes > 1 and rank is not None and not per_node:
             d.problems.insert(0, srun_node_rank_problem(spread, nnodes, rank))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:

@@ -1222,10 +1222,10 @@ def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any])
 
 def _storage_config_reader(view: Any, cwd: str | bool, live: bool) -> Callable[[str], tuple[str, Any]]:
     """The reader check_storage_config takes for the file a storage backend's configuration variable names
-    (SGLANG_HICACHE_MOONCAKE_CONFIG_PATH): ("read", the parsed JSON) through the box's view, ("missing", why) where the
-    server would fail to open or parse it (a file absent on the live host, not JSON), ("unread", why) where it was not
-    read (a relative path in a directory not known, a file not found under --facts / --root / --image, which the box's
-    own filesystem or a volume may hold, a file over 1 MiB)."""
+    (SGLANG_HICACHE_MOONCAKE_CONFIG_PATH): ("read", the parsed JSON) through the box's view, ("absent", why) where the
+    server would fail to open it (a file absent on the live host), ("missing", why) where it is not JSON, ("unread",
+    why) where it was not read (a relative path in a directory not known, a file not found under --facts / --root /
+    --image, which the box's own filesystem or a volume may hold, a file over 1 MiB)."""
 
     def read(path: str) -> tuple[str, Any]:
         import json
@@ -1241,7 +1241,7 @@ def _storage_config_reader(view: Any, cwd: str | bool, live: bool) -> Callable[[
             st = None
         if st is None:
             if live:
-                return ("missing", f"{path} does not exist (open fails: RuntimeError 'Failed to load config')")
+                return ("absent", f"{path} does not exist (open fails: RuntimeError 'Failed to load config')")
             return ("unread", f"{path} is not on the filesystem the gate reads (the box the facts describe, or a "
                     "volume mounted at start, may hold it)")  # fmt: skip
         try:

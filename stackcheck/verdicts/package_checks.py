@@ -1079,6 +1079,50 @@ def _no_address(where: str, config: Mapping[str, Any], keys: list[str]) -> str:
             "Mooncake's setup as the address, and what Mooncake does with it was not read")  # fmt: skip
 
 
+def _any_backend_file(
+    storage: str,
+    extra_config: str,
+    generic: Any,
+    sglang_version: str | None,
+    read_config_file: Callable[[str], tuple[str, Any]] | None,
+) -> CheckResult | None:
+    """The extra config's @FILE of a backend with no storage_configs entry, judged as the releases of
+    storage_configs.extra_config_file open and parse it (imend9): absent, a .json file not JSON or an extension the
+    release does not load fails; a .toml / .yaml file, or one not read here, is unknown; a JSON file read is no verdict
+    (what the backend reads in it is not judged). None outside those releases (or no such table)."""
+    import posixpath
+
+    if not isinstance(generic, Mapping) or _version_in(sglang_version, str(generic.get("versions") or "")) is not True:
+        return None
+    flag = "--hicache-storage-backend-extra-config"
+    subject = f"--hicache-storage-backend {storage}"
+    required = f"{flag} @FILE naming a readable .json (or .toml / .yaml) file"
+    source = generic.get("source")
+    path = extra_config[1:]
+    ext = posixpath.splitext(path)[1].lower()
+
+    def result(status: Status, observed: str, message: str) -> CheckResult:
+        return CheckResult(STORAGE_CONFIG_CHECK, status, observed, required, f"{subject}: {message}", source, subject)
+
+    if ext not in (".json", ".toml", ".yaml", ".yml"):
+        return result("fail", f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
+                      f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, .yml) "
+                      f"before it builds the storage backend, and raises ValueError 'Unsupported config file' (or the "
+                      f"open fails) at startup for {path!r}. Name a .json, .toml or .yaml file")  # fmt: skip
+    how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
+    if how == "absent" or (how == "missing" and ext == ".json"):
+        what = "it does not exist (FileNotFoundError)" if how == "absent" else "it is not JSON (json.load raises)"
+        return result("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file {flag} "
+                      f"names with @ ({path!r}, from the server's working directory) before it builds the {storage} "
+                      f"backend and raises at startup: {what}. Give a readable JSON file, or the extra config as JSON "
+                      "text")  # fmt: skip
+    if how == "read" and ext == ".json":
+        return None
+    why = got if how == "unread" else f"a {ext} file is not parsed here"
+    return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} parses {path!r} before it "
+                  f"builds the {storage} backend (a file it cannot parse raises at startup): {why}")  # fmt: skip
+
+
 def check_storage_config(
     storage: str | None,
     extra_config: str | None,
@@ -1091,8 +1135,9 @@ def check_storage_config(
     """Whether a HiCache storage backend finds the configuration it reads as it is built (preflight.json
     storage_configs), in the order the release reads it: --hicache-storage-backend-extra-config (`extra_config`, the
     text as given; None: not given) naming one of `extra_config_keys`, else the file the entry's `config_file_env`
-    names (read by `read_config_file`, handed in by the launch layer: ("read", the parsed JSON), ("missing", why) for a
-    file the release would fail to open, ("unread", why) for one not read here), else `env_any` in `env` (the
+    names (read by `read_config_file`, handed in by the launch layer: ("read", the parsed JSON), ("absent", why) for a
+    file the release would fail to open, ("missing", why) for one it would fail to parse as JSON, ("unread", why) for
+    one not read here), else `env_any` in `env` (the
     server's environment; `empty_is_unset`: the release reads the variable with os.getenv, so an empty value is none).
     None where no entry names the backend or the release is outside its range; unknown where the release is not known,
     the extra config is not a JSON object the check can read, or a value the release reads was not read.
@@ -1105,6 +1150,12 @@ def check_storage_config(
     spec: Mapping[str, Any] = table if isinstance(table, Mapping) else {}
     entries = [e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get("storage_backend") == storage]
     entries = [e for e in entries if _version_in(sglang_version, str(e.get("versions", ""))) is not False]
+    if storage is not None and not entries and extra_file_read and str(extra_config or "").startswith("@"):
+        # (imend9) any other storage backend (hf3fs, nixl, aibrix, eic, lmcache, file, ...): the HiCache cache parses
+        # the extra config before it builds whichever backend, so an @FILE it cannot open or parse raises at startup
+        # for them too (storage_configs.extra_config_file); what the backend then reads from it is not judged here
+        return _any_backend_file(storage, str(extra_config), spec.get("extra_config_file"), sglang_version,
+                                 read_config_file)  # fmt: skip
     if storage is None or not entries:
         return None
     entry = entries[0]
@@ -1164,7 +1215,8 @@ def check_storage_config(
                           f".yml) and raises ValueError 'Unsupported config file' (or the open fails) at startup for "
                           f"{path!r}. Name a .json, .toml or .yaml file")  # fmt: skip
         how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
-        absent = how == "missing" and "does not exist" in str(got)
+        absent = how == "absent"  # (imend9: the reader's tag, not its message: a path holding "does not exist" was
+        # read as absent, and a .toml / .yaml file there failed)
         if absent or (how == "missing" and ext == ".json"):  # (the reader parses JSON: a .toml / .yaml is not)
             what = "it does not exist (FileNotFoundError)" if absent else "it is not JSON (json.load raises)"
             return result("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file "
@@ -1223,7 +1275,7 @@ def check_storage_config(
             return result("unknown", f"{file_env} file not read", f"SGLang {sglang_version} reads the store's "
                           f"configuration from the file {file_env} names ({path!r}), not from the environment: "
                           f"{why}, so whether it names the store is not known")  # fmt: skip
-        found = got if how == "missing" else f"it holds no {' or '.join(wanted)}"
+        found = got if how in ("missing", "absent") else f"it holds no {' or '.join(wanted)}"
         return result(
             "fail",
             f"{file_env}={path!r}: {found}",

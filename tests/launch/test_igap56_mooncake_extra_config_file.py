@@ -38,7 +38,7 @@ def data() -> Any:
 
 def _reader(files: dict[str, Any]) -> Any:
     def read(path: str) -> tuple[str, Any]:
-        got: tuple[str, Any] = files.get(path, ("missing", f"{path} does not exist (open fails)"))
+        got: tuple[str, Any] = files.get(path, ("absent", f"{path} does not exist (open fails)"))
         return got
 
     return read
