@@ -30,7 +30,8 @@ def _refusals(line: list[str], mapping: Any) -> list[tuple[str, str]]:
 @pytest.mark.parametrize(
     "line",
     [["srun", "-N2", "bash", "-c", LINE + "$SLURM_NODEID"],
-     ["srun", "-N", "2", "bash", "-lc", LINE + '"${SLURM_NODEID}" 2>&1 | tee log'],
+     # (bash -c, not -lc: a login shell's start files are irev76's unknown, env, which this test does not judge)
+     ["srun", "-N", "2", "bash", "-c", LINE + '"${SLURM_NODEID}" 2>&1 | tee log'],
      ["nohup", "srun", "--nodes=2", "--ntasks-per-node=1", "bash", "-c", LINE + "$SLURM_NODEID"],
      ["srun", "-N2", "-n2", "sh", "-c", LINE + '"$SLURM_PROCID"']],
 )  # fmt: skip
