@@ -130,6 +130,11 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
             vb = {k: v for k, v in (vb or {}).items() if k not in CHOICE_KEYS}
         if section == "binaries":  # durations differ run to run
             va, vb = _no_durations(va), _no_durations(vb)
+        if section == "system":  # (imend8) MemAvailable at probe time differs run to run: read in both, or in neither
+            va, vb = dict(va or {}), dict(vb or {})
+            got = [(x.pop("memory_available_bytes", None) is None) for x in (va, vb)]
+            if got[0] != got[1]:
+                diffs.append(f"facts.system.memory_available_bytes: read in {'--python' if got[0] else 'in-env'} only")
         if va != vb:
             diffs.append(f"facts.{section}: in-env {json.dumps(va)[:300]} != --python {json.dumps(vb)[:300]}")
     for key in ("features", "checks"):
