@@ -211,6 +211,40 @@ def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[st
 def find_launch(
     argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], trace: dict[str, Any] | None = None
 ) -> tuple[str | None, list[str], dict[str, str]]:
+    """find_entrypoint with the environment the launch sees (_find_launch_level, one command at a time): an `env`
+    that runs the rest of the words is stepped into in a loop, its notes made once the launch is found inside it,
+    innermost first (irobust8: it was a recursive call per `env`, so 2,500 `nohup env -u X` words ended in
+    RecursionError, exit 4; and where the launch was not inside, each outer command scanned on through the words the
+    inner one had read, calling each later `env` again: 2**n calls, 18 `nohup env` words took 17 s). Where the words
+    after an `env` hold no launch, none is found: the words before it are that env's own options and assignments."""
+    after: list[Callable[[], None]] = []
+    level_argv, level_env = argv, env
+    while True:
+        got = _find_launch_level(level_argv, mapping, level_env, trace)
+        if isinstance(got, _EnvHop):
+            after.append(got.seen)
+            level_argv, level_env = got.argv, got.env
+            continue
+        if got[0] is None:
+            return None, list(argv[1:]), dict(env)
+        for seen in reversed(after):
+            seen()
+        return got
+
+
+class _EnvHop:
+    """An `env` of find_launch's command that runs the rest: the words and environment it runs them with, and the
+    notes to make for the command around it once the launch is found there."""
+
+    __slots__ = ("argv", "env", "seen")
+
+    def __init__(self, argv: list[str], env: dict[str, str], seen: Callable[[], None]) -> None:
+        self.argv, self.env, self.seen = argv, env, seen
+
+
+def _find_launch_level(
+    argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], trace: dict[str, Any] | None = None
+) -> tuple[str | None, list[str], dict[str, str]] | _EnvHop:
     """find_entrypoint with the environment the launch sees: `env` (the command's own, its `env` prefix applied),
     and where the launch is a simple command of a shell's command string (`bash -c "cd /x && export A=1 &&
     B=2 python -m sglang.launch_server ... 2>&1 | tee log"`) what the string does to it before (shell_commands):
@@ -271,17 +305,9 @@ def find_launch(
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
                     trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
-                nested = find_launch(after_env, mapping, inner_env, trace)
-                if nested[0] is not None:
-                    if not cleared:
-                        _policy_seen(trace, policy)
-                    _root_seen(trace, root)
-                    _copies_seen(trace, copies)
-                    _srun_env_seen(trace, srun_env)
-                    _wrapped_seen(trace, wrapped, cleared)
-                    _unplaced_seen(trace, argv, i, env, mapping)
-                    _level(trace, argv[:i])
-                    return nested
+                return _EnvHop(list(after_env), dict(inner_env), _env_seen(
+                    trace, (None if cleared else policy, root, copies, list(srun_env), wrapped, cleared),
+                    (argv, i, env, mapping)))  # fmt: skip
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
@@ -330,6 +356,27 @@ def find_launch(
             if wrapped is None:
                 _mpi_seen(trace, argv, i, env)
     return None, list(argv[1:]), dict(env)
+
+
+def _env_seen(
+    trace: dict[str, Any] | None,
+    state: tuple[str | None, str | None, str | None, list[Any], Any, bool],
+    at: tuple[Sequence[str], int, Mapping[str, str], Mapping[str, Any]],
+) -> Callable[[], None]:
+    """The notes of a command whose `env` at argv[i] runs the launch (find_launch makes them once it is found)."""
+    policy, root, copies, srun_env, wrapped, cleared = state
+    argv, i, env, mapping = at
+
+    def seen() -> None:
+        _policy_seen(trace, policy)
+        _root_seen(trace, root)
+        _copies_seen(trace, copies)
+        _srun_env_seen(trace, srun_env)
+        _wrapped_seen(trace, wrapped, cleared)
+        _unplaced_seen(trace, argv, i, env, mapping)
+        _level(trace, argv[:i])
+
+    return seen
 
 
 def _mpi_seen(trace: dict[str, Any] | None, argv: Sequence[str], i: int, env: Mapping[str, str]) -> None:
@@ -600,6 +647,8 @@ def _srun_nested(argv: Sequence[str]) -> str | None:
     from stackcheck.launch.runners import srun_options
 
     seen = False
+    if "srun" not in "\0".join(argv):  # (irobust8: read again for each `env` find_launch steps into, so one C-level
+        return None  # look first: 2,500 `nohup env -u X` words before the launch took 15 s)
     for i, word in enumerate(argv):
         if os.path.basename(word) != "srun":
             continue
@@ -1139,6 +1188,8 @@ def flock_sites(argv: Sequence[str]) -> tuple[frozenset[int], int | None]:
     from stackcheck.launch.runners import read_flock
 
     strings: set[int] = set()
+    if "flock" not in "\0".join(argv):  # (irobust8: as _srun_nested)
+        return frozenset(), None
     for k, word in enumerate(argv):
         if os.path.basename(word) != "flock" or k in strings or any(c.isspace() for c in word):
             continue  # (a command string ending in `/x/flock` is no flock: its shell reads it)
