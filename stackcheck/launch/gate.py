@@ -268,10 +268,21 @@ def _find_launch_level(
     if argv and wrapped is None:
         _mpi_seen(trace, argv, 0, env)
     shell_name = os.path.basename(argv[0]) if shell else None  # (the program whose -c string is read: `time` in it)
+    hop = (
+        _scope_hop(argv, 0, env, trace, mapping, (policy, root, copies, srun_env, wrapped))
+        if argv and stop != 0
+        else None
+    )
+    if hop is not None:
+        return hop
     for i in range(1, len(argv) if stop != 0 else 1):
         if i == stop:
             break  # (a flock that runs nothing, or refuses its words: what follows is no command run: runner_problems)
         prog = os.path.basename(argv[i])
+        if prog == "systemd-run":
+            hop = _scope_hop(argv, i, env, trace, mapping, (policy, root, copies, srun_env, wrapped))
+            if hop is not None:
+                return hop
         if prog == "env":
             # an `env` prefix behind a launcher (`nohup env -u A python ...`, `timeout 600 env -i ...`, `sudo -u svc
             # env ...`): the launch runs with what it does (irev68: it was skipped, and the gate judged the launch with
@@ -358,6 +369,36 @@ def _find_launch_level(
     return None, list(argv[1:]), dict(env)
 
 
+def _scope_hop(
+    argv: Sequence[str],
+    i: int,
+    env: Mapping[str, str],
+    trace: dict[str, Any] | None,
+    mapping: Mapping[str, Any],
+    state: tuple[str | None, str | None, str | None, list[Any], Any],
+) -> _EnvHop | None:
+    """argv[i] as `systemd-run --scope` with -E / --setenv (runners.scope_reading): its command, run with the caller's
+    environment and each NAME=VALUE set in turn (a NAME alone: the caller's value, or empty where it has none:
+    systemd src/basic/env-util.c strv_env_replace_strdup_passthrough), as an `env` that runs it (irobust8: the
+    settings were passed over, the launch judged with the caller's environment). None for any other word, and for a
+    scope without settings (read as it was: the caller's environment) or run as another user (_env_policy)."""
+    from stackcheck.launch.runners import scope_reading
+
+    scope = scope_reading(argv, i)
+    if scope is None or not scope.setenv or scope.other_user:
+        return None
+    inner = dict(env)
+    for setting in scope.setenv:
+        name, eq, value = setting.partition("=")
+        inner[name] = value if eq else env.get(name, "")
+    policy, root, copies, srun_env, wrapped = state
+    return _EnvHop(
+        list(argv[scope.command :]),
+        inner,
+        _env_seen(trace, (policy, root, copies, list(srun_env), wrapped, False), (argv, i, env, mapping)),
+    )
+
+
 def _env_seen(
     trace: dict[str, Any] | None,
     state: tuple[str | None, str | None, str | None, list[Any], Any, bool],
@@ -406,7 +447,7 @@ ENV_POLICY: dict[str, str] = {
     # is run by systemd-run itself and inherits the caller's (_env_policy); run0(1): the command is "invoked from a
     # fresh, isolated service forked off by the service manager" (systemd 256+, systemd-run's other name)
     "systemd-run": "systemd-run starts the command as a transient service of the service manager, in a clean "
-    "environment of its own (unless --scope)",
+    "environment of its own (unless --scope; with --scope, --uid sets the user's HOME, SHELL, USER and LOGNAME)",
     "run0": "run0 starts the command in a fresh, isolated service of the service manager",
     # (irobust5) su(1) / runuser(1) (util-linux su-common.c): without --preserve-environment they set HOME, SHELL,
     # USER, LOGNAME and PATH (login.defs ENV_PATH / ENV_SUPATH, /etc/default/su ALWAYS_SET_PATH); --login clears
@@ -431,6 +472,9 @@ ENV_POLICY_SOURCES = [
     {"title": "pkexec(1): SECURITY NOTES", "url": "https://man.archlinux.org/man/pkexec.1"},
     {"title": "systemd-run(1): DESCRIPTION (a transient service's clean and detached execution environment; a "
      "transient scope inherits the caller's)", "url": "https://man7.org/linux/man-pages/man1/systemd-run.1.html"},
+    {"title": "systemd src/run/run.c start_transient_scope: a scope's command run with the caller's environment, "
+     "the --uid user's HOME, SHELL, USER, LOGNAME and each -E / --setenv merged in turn (irobust8)",
+     "url": "https://github.com/systemd/systemd/blob/main/src/run/run.c"},
     {"title": "run0(1): DESCRIPTION (a fresh, isolated service forked off by the service manager)",
      "url": "https://freedesktop.org/software/systemd/man/257/run0.html"},
     {"title": "su(1) (util-linux): the environment set (HOME, SHELL, USER, LOGNAME, PATH by ENV_PATH / ENV_SUPATH), "
@@ -448,8 +492,14 @@ def _env_policy(argv: Sequence[str], i: int, env: Mapping[str, str] | None = Non
     where none is given on its command line either in SLURM_EXPORT_ENV of `env`, the environment srun starts with:
     srun(1) "SLURM_EXPORT_ENV: Same as --export", irev72)."""
     prog = os.path.basename(argv[i])
-    if prog not in ENV_POLICY or (prog == "systemd-run" and "--scope" in argv[i + 1 :]):
+    if prog not in ENV_POLICY:
         return None
+    if prog == "systemd-run":  # (irobust8: --scope among its own options, not any later word: a service otherwise)
+        from stackcheck.launch.runners import scope_reading
+
+        scope = scope_reading(argv, i)
+        if scope is not None and not scope.other_user:
+            return None
     if prog == "srun":
         from stackcheck.launch.runners import srun_options
 

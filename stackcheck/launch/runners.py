@@ -575,10 +575,12 @@ POLICY_READERS: dict[str, Policy] = {
 }  # fmt: skip
 
 
-def read_policy(argv: Sequence[str], at: int) -> Reading:
+def read_policy(argv: Sequence[str], at: int, options: list[tuple[str, str | None]] | None = None) -> Reading:
     """Where the command of argv[at], a POLICY_READERS program, stands; Reading(None, why) where it runs no command
-    as written here, or where its options are not read (one not listed: unsure)."""
+    as written here, or where its options are not read (one not listed: unsure). `options`, where given, gets each
+    option read, in order, as (its full name: `--setenv` or `-E`, its value or None)."""
     prog = os.path.basename(argv[at])
+    got = options if options is not None else []
     policy = POLICY_READERS[prog]
     spec = policy.spec
     i, n = at + 1, len(argv)
@@ -618,10 +620,12 @@ def read_policy(argv: Sequence[str], at: int) -> Reading:
             if full in refused:
                 return Reading(None, f"its option `--{full}` {policy.refuse['--' + full]}")
             if full in spec.long_value:
+                got.append(("--" + full, word.partition("=")[2] if eq else argv[i + 1] if i + 1 < n else None))
                 i += 1 if eq else 2
             elif eq and full not in policy.optional:
                 return Reading(None, f"its option `--{full}` takes no value")
             else:
+                got.append(("--" + full, None))
                 i += 1
             continue
         j = 1
@@ -631,8 +635,10 @@ def read_policy(argv: Sequence[str], at: int) -> Reading:
             if "-" + letter in policy.refuse:
                 return Reading(None, f"its option `-{letter}` {policy.refuse['-' + letter]}")
             if letter in spec.short_value:
+                got.append(("-" + letter, word[j + 1 :] if j + 1 < len(word) else argv[i + 1] if i + 1 < n else None))
                 i += 1 if j + 1 < len(word) else 2
                 break
+            got.append(("-" + letter, None))
             if letter not in spec.short_plain:
                 return Reading(None, f"its option `-{letter}` is no option of {prog} the gate reads")
             j += 1
@@ -644,3 +650,27 @@ def read_policy(argv: Sequence[str], at: int) -> Reading:
     if policy.needs[0] and not seen & policy.needs[0]:
         return Reading(None, policy.needs[1])
     return Reading(i if i < n else None)
+
+
+class Scope(NamedTuple):
+    """`systemd-run --scope` read (scope_reading): where its command stands, the -E / --setenv assignments in order,
+    and whether --uid runs it as another user."""
+
+    command: int
+    setenv: list[str]
+    other_user: bool
+
+
+def scope_reading(argv: Sequence[str], at: int) -> Scope | None:
+    """argv[at] as `systemd-run --scope` (irobust8): it runs the command itself, with the caller's environment merged
+    with the user's (--uid) and then with each -E / --setenv (systemd src/run/run.c start_transient_scope:
+    strv_env_merge(environ, user_env, arg_environment)). None for any other word, a systemd-run without --scope among
+    its options, or one read_policy does not place the command of."""
+    if os.path.basename(argv[at]) != "systemd-run":
+        return None
+    options: list[tuple[str, str | None]] = []
+    reading = read_policy(argv, at, options)
+    if reading.command is None or not any(name == "--scope" for name, _ in options):
+        return None
+    setenv = [value if value is not None else "" for name, value in options if name in ("-E", "--setenv")]
+    return Scope(reading.command, setenv, any(name == "--uid" for name, _ in options))
