@@ -2366,6 +2366,8 @@ def derive(
         ]  # fmt: skip
     if unlisted:
         problems.append(_unlisted_note(unlisted))
+    if trace.get("shell_string") and entry is not None:
+        problems += expanded_word_problems(args, mapping)
     d = Derived(
         command=list(command),
         entrypoint=entry,
@@ -3573,6 +3575,44 @@ def _release_nargs(table: Mapping[str, Any], version: str) -> dict[str, str] | N
     }
     _NARGS_KEPT[:] = [nargs, version, out]
     return out
+
+
+def expanded_word_problems(args: Sequence[str], mapping: Mapping[str, Any]) -> list[Problem]:
+    """The unknown of a launch in a shell's command string whose arguments hold a word the shell expands where
+    argparse takes an option, not the value of the one before it (irobust8: `bash -c "python -m sglang.launch_server
+    --model-path M $EXTRA_ARGS"`, `... \"$@\"`, `$(cat flags)`, `--enable-$X`: the words it becomes are flags the gate
+    never read, an `--enable-lmcache` among them, and the launch was allowed). A word after a `--flag` that takes a
+    value is that value (judged by the flag's own readings); after a switch (launch.json release_flags nargs 0 in
+    any release, or a prefix of one: fail closed), a `--flag=value` word, a value or nothing, it stands alone."""
+    table = mapping.get("release_flags")
+    nargs = table.get("nargs") if isinstance(table, Mapping) else None
+    switches = sorted(
+        str(flag)
+        for flag, entries in (nargs.items() if isinstance(nargs, Mapping) else [])
+        if isinstance(entries, list) and any(isinstance(e, Mapping) and str(e.get("nargs")) == "0" for e in entries)
+    )
+    for k, word in enumerate(args):
+        if word == "--":
+            return []
+        if not _EXPANSION.search(word):
+            continue
+        if word.startswith("-"):
+            if "=" in word and not _EXPANSION.search(word.partition("=")[0]):
+                continue  # (`--tp=$TP`: the flag's value, read by its own check)
+        else:
+            prev = args[k - 1] if k else ""
+            if prev.startswith("--") and "=" not in prev:
+                at = bisect.bisect_left(switches, prev)
+                if not (at < len(switches) and switches[at].startswith(prev)):
+                    continue  # (the value of the option before it)
+        from stackcheck.redact import redact_value
+
+        shown = redact_value(word)[:80]
+        message = (f"the shell string expands {shown!r} where SGLang's parser takes an option, into words the gate "
+                   "does not read (flags, and the features they turn on, not judged: fail closed); write the flags out "
+                   "in the command line")  # fmt: skip
+        return [Problem(shown, "unknown", None, message, [EXPANSION_SOURCE])]
+    return []
 
 
 #: _release_nargs' last reading: [the nargs table, the release, its reading]
