@@ -191,6 +191,21 @@ def _random_looking(token: str) -> bool:
     return symbol and (lower + upper + digit) >= 2 and _entropy(token) >= 3.0 and "/" not in token
 
 
+#: (irobust8) the shell's quoting and grouping around a word: `$(echo TOKEN)`, `"TOKEN"`, `` `cat TOKEN` `` in a shell
+#: string kept a random-looking token whole with them (`TOKEN)`), which no longer read as random, and showed it
+_SHELL_PUNCT = _lazy(r"[()\[\]{}<>\"'`]+")
+
+
+def _any_random(value: str) -> bool:
+    """Whether a token of `value` (split at _TOKEN_SPLIT, then each also at _SHELL_PUNCT) reads as random."""
+    for token in _TOKEN_SPLIT.split(value):
+        if _random_looking(token):
+            return True
+        if any(c in token for c in "()[]{}<>\"'`") and any(_random_looking(t) for t in _SHELL_PUNCT.split(token)):
+            return True
+    return False
+
+
 def looks_secret(value: str) -> bool:
     """True for values that look like credentials: known token shapes, credentials in a URL, a private key,
     a secret assignment, or a long random-looking string."""
@@ -202,7 +217,7 @@ def looks_secret(value: str) -> bool:
         return True
     if _may_assign(value) and any(_assign_masked(m) != m.group(0) for m in _ASSIGN.finditer(value)):
         return True
-    return any(_random_looking(token) for token in _TOKEN_SPLIT.split(value))
+    return _any_random(value)
 
 
 # ---- masking ----------------------------------------------------------------------------------------
@@ -403,7 +418,7 @@ def secret_name(name: str) -> bool:
 def redact_value(value: str) -> str:
     """One value of unknown meaning: recognised secrets masked; a value that still looks random, masked."""
     out = redact_text(value)
-    if out == value and any(_random_looking(t) for t in _TOKEN_SPLIT.split(value)):
+    if out == value and _any_random(value):
         return MASK
     return out
 

@@ -211,34 +211,49 @@ def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[st
     return entry, args
 
 
-#: (imend9) the `env` programs find_launch follows one inside another (`nohup env -u A nohup env -u B ...`) before it
-#: stops reading: the command is then refused as unknown (too_deep_problem)
-MAX_NESTED_ENV = 64
-
-
-def too_deep_problem() -> Problem:
-    return Problem("env", "unknown", None, f"more than {MAX_NESTED_ENV} `env` programs run one inside another before "
-                   "the launch: the gate stops reading there, so the launch and its environment are not read (fail "
-                   "closed); gate the command with fewer levels")  # fmt: skip
-
-
 def find_launch(
     argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], trace: dict[str, Any] | None = None
 ) -> tuple[str | None, list[str], dict[str, str]]:
+    """find_entrypoint with the environment the launch sees (_find_launch_level, one command at a time): an `env`
+    that runs the rest of the words is stepped into in a loop, its notes made once the launch is found inside it,
+    innermost first (irobust8: it was a recursive call per `env`, so 2,500 `nohup env -u X` words ended in
+    RecursionError, exit 4; and where the launch was not inside, each outer command scanned on through the words the
+    inner one had read, calling each later `env` again: 2**n calls, 18 `nohup env` words took 17 s). Where the words
+    after an `env` hold no launch, none is found: the words before it are that env's own options and assignments."""
+    after: list[Callable[[], None]] = []
+    level_argv, level_env = argv, env
+    while True:
+        got = _find_launch_level(level_argv, mapping, level_env, trace)
+        if isinstance(got, _EnvHop):
+            after.append(got.seen)
+            level_argv, level_env = got.argv, got.env
+            continue
+        if got[0] is None:
+            return None, list(argv[1:]), dict(env)
+        for seen in reversed(after):
+            seen()
+        return got
+
+
+class _EnvHop:
+    """An `env` of find_launch's command that runs the rest: the words and environment it runs them with, and the
+    notes to make for the command around it once the launch is found there."""
+
+    __slots__ = ("argv", "env", "seen")
+
+    def __init__(self, argv: list[str], env: dict[str, str], seen: Callable[[], None]) -> None:
+        self.argv, self.env, self.seen = argv, env, seen
+
+
+def _find_launch_level(
+    argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], trace: dict[str, Any] | None = None
+) -> tuple[str | None, list[str], dict[str, str]] | _EnvHop:
     """find_entrypoint with the environment the launch sees: `env` (the command's own, its `env` prefix applied),
     and where the launch is a simple command of a shell's command string (`bash -c "cd /x && export A=1 &&
     B=2 python -m sglang.launch_server ... 2>&1 | tee log"`) what the string does to it before (shell_commands):
     then the launch's arguments are its own words only, up to the next control operator, redirections left out.
     `trace`: where given, its "cwd" (the directory the command starts in) follows the string's `cd`s before the
     launch (launch_cwd)."""
-    if trace is None:
-        trace = {}  # (a throwaway record: the depth bound below reads it)
-    depth = trace.get("_depth", 0)
-    if trace.get("too_deep") or depth >= MAX_NESTED_ENV:
-        # (imend9: iallow1 saw 2,500 `nohup env -u X` levels raise RecursionError, a traceback, and take quadratic
-        # time; past the bound the launch is not read: derive refuses it as unknown, fail closed)
-        trace["too_deep"] = True
-        return None, list(argv[1:]), dict(env)
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
         _level(trace, argv)
@@ -293,21 +308,9 @@ def find_launch(
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
                     trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
-                trace["_depth"] = depth + 1
-                nested = find_launch(after_env, mapping, inner_env, trace)
-                trace["_depth"] = depth
-                if trace.get("too_deep"):
-                    return None, list(argv[1:]), dict(env)
-                if nested[0] is not None:
-                    if not cleared:
-                        _policy_seen(trace, policy)
-                    _root_seen(trace, root)
-                    _copies_seen(trace, copies)
-                    _srun_env_seen(trace, srun_env)
-                    _wrapped_seen(trace, wrapped, cleared)
-                    _unplaced_seen(trace, argv, i, env, mapping)
-                    _level(trace, argv[:i])
-                    return nested
+                return _EnvHop(list(after_env), dict(inner_env), _env_seen(
+                    trace, (None if cleared else policy, root, copies, list(srun_env), wrapped, cleared),
+                    (argv, i, env, mapping)))  # fmt: skip
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
@@ -391,6 +394,27 @@ def _other_cgroup(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
     return None
 
 
+def _env_seen(
+    trace: dict[str, Any] | None,
+    state: tuple[str | None, str | None, str | None, list[Any], Any, bool],
+    at: tuple[Sequence[str], int, Mapping[str, str], Mapping[str, Any]],
+) -> Callable[[], None]:
+    """The notes of a command whose `env` at argv[i] runs the launch (find_launch makes them once it is found)."""
+    policy, root, copies, srun_env, wrapped, cleared = state
+    argv, i, env, mapping = at
+
+    def seen() -> None:
+        _policy_seen(trace, policy)
+        _root_seen(trace, root)
+        _copies_seen(trace, copies)
+        _srun_env_seen(trace, srun_env)
+        _wrapped_seen(trace, wrapped, cleared)
+        _unplaced_seen(trace, argv, i, env, mapping)
+        _level(trace, argv[:i])
+
+    return seen
+
+
 def _mpi_seen(trace: dict[str, Any] | None, argv: Sequence[str], i: int, env: Mapping[str, str]) -> None:
     """Note in `trace` an Open MPI mpirun argv[i] read as running its command here (-np 1, no host given: igap56),
     with the environment it starts with: whether its installation's default hostfile gives it hosts is read where the
@@ -448,6 +472,9 @@ ENV_POLICY_SOURCES = [
     {"title": "pkexec(1): SECURITY NOTES", "url": "https://man.archlinux.org/man/pkexec.1"},
     {"title": "systemd-run(1): DESCRIPTION (a transient service's clean and detached execution environment; a "
      "transient scope inherits the caller's)", "url": "https://man7.org/linux/man-pages/man1/systemd-run.1.html"},
+    {"title": "systemd src/run/run.c start_transient_scope: a scope's command run with the caller's environment, "
+     "the --uid user's HOME, SHELL, USER, LOGNAME and each -E / --setenv merged in turn (irobust8)",
+     "url": "https://github.com/systemd/systemd/blob/main/src/run/run.c"},
     {"title": "run0(1): DESCRIPTION (a fresh, isolated service forked off by the service manager)",
      "url": "https://freedesktop.org/software/systemd/man/257/run0.html"},
     {"title": "su(1) (util-linux): the environment set (HOME, SHELL, USER, LOGNAME, PATH by ENV_PATH / ENV_SUPATH), "
@@ -674,6 +701,8 @@ def _srun_nested(argv: Sequence[str]) -> str | None:
     from stackcheck.launch.runners import srun_options
 
     seen = False
+    if "srun" not in "\0".join(argv):  # (irobust8: read again for each `env` find_launch steps into, so one C-level
+        return None  # look first: 2,500 `nohup env -u X` words before the launch took 15 s)
     for i, word in enumerate(argv):
         if os.path.basename(word) != "srun":
             continue
@@ -1266,6 +1295,8 @@ def flock_sites(argv: Sequence[str]) -> tuple[frozenset[int], int | None]:
     from stackcheck.launch.runners import read_flock
 
     strings: set[int] = set()
+    if "flock" not in "\0".join(argv):  # (irobust8: as _srun_nested)
+        return frozenset(), None
     for k, word in enumerate(argv):
         if os.path.basename(word) != "flock" or k in strings or any(c.isspace() for c in word):
             continue  # (a command string ending in `/x/flock` is no flock: its shell reads it)
@@ -2462,8 +2493,6 @@ def derive(
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
     trace: dict[str, Any] = {"env_stops": stops}
     entry, args, cmd_env = find_launch(argv, mapping, cmd_env, trace)
-    if trace.get("too_deep"):  # (imend9: past MAX_NESTED_ENV: not read, unknown; the launch's words are not judged)
-        entry, args = None, list(argv[1:])
     nnodes_word = None  # (`--nnodes N` / `--nnodes=N` as written, the last; another spelling: not read, None)
     for k, word in enumerate(args):
         if word == "--nnodes" or word.startswith("--nnodes="):
@@ -2472,8 +2501,6 @@ def derive(
     found, problems, seen, unlisted = parse_flags(args, mapping, own, shell=bool(trace.get("shell_string")),
                                                   node_ids=node_ids)  # fmt: skip
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
-    if trace.get("too_deep"):
-        problems.insert(0, too_deep_problem())
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     problems[:0] = [root_change_problem(program) for program in trace.get("root_change", [])[:1]]
     path = srun_path(trace, argv)
@@ -2498,6 +2525,8 @@ def derive(
         ]  # fmt: skip
     if unlisted:
         problems.append(_unlisted_note(unlisted))
+    if trace.get("shell_string") and entry is not None:
+        problems += expanded_word_problems(args, mapping)
     d = Derived(
         command=list(command),
         entrypoint=entry,
@@ -3707,6 +3736,44 @@ def _release_nargs(table: Mapping[str, Any], version: str) -> dict[str, str] | N
     }
     _NARGS_KEPT[:] = [nargs, version, out]
     return out
+
+
+def expanded_word_problems(args: Sequence[str], mapping: Mapping[str, Any]) -> list[Problem]:
+    """The unknown of a launch in a shell's command string whose arguments hold a word the shell expands where
+    argparse takes an option, not the value of the one before it (irobust8: `bash -c "python -m sglang.launch_server
+    --model-path M $EXTRA_ARGS"`, `... \"$@\"`, `$(cat flags)`, `--enable-$X`: the words it becomes are flags the gate
+    never read, an `--enable-lmcache` among them, and the launch was allowed). A word after a `--flag` that takes a
+    value is that value (judged by the flag's own readings); after a switch (launch.json release_flags nargs 0 in
+    any release, or a prefix of one: fail closed), a `--flag=value` word, a value or nothing, it stands alone."""
+    table = mapping.get("release_flags")
+    nargs = table.get("nargs") if isinstance(table, Mapping) else None
+    switches = sorted(
+        str(flag)
+        for flag, entries in (nargs.items() if isinstance(nargs, Mapping) else [])
+        if isinstance(entries, list) and any(isinstance(e, Mapping) and str(e.get("nargs")) == "0" for e in entries)
+    )
+    for k, word in enumerate(args):
+        if word == "--":
+            return []
+        if not _EXPANSION.search(word):
+            continue
+        if word.startswith("-"):
+            if "=" in word and not _EXPANSION.search(word.partition("=")[0]):
+                continue  # (`--tp=$TP`: the flag's value, read by its own check)
+        else:
+            prev = args[k - 1] if k else ""
+            if prev.startswith("--") and "=" not in prev:
+                at = bisect.bisect_left(switches, prev)
+                if not (at < len(switches) and switches[at].startswith(prev)):
+                    continue  # (the value of the option before it)
+        from stackcheck.redact import redact_value
+
+        shown = redact_value(word)[:80]
+        message = (f"the shell string expands {shown!r} where SGLang's parser takes an option, into words the gate "
+                   "does not read (flags, and the features they turn on, not judged: fail closed); write the flags out "
+                   "in the command line")  # fmt: skip
+        return [Problem(shown, "unknown", None, message, [EXPANSION_SOURCE])]
+    return []
 
 
 #: _release_nargs' last reading: [the nargs table, the release, its reading]
