@@ -25,7 +25,7 @@ QUANT_CHECK = "quant-package"
 TRANSFER_CHECK = "transfer-package"
 
 
-def json_text(value: Any) -> str:
+def _as_json(value: Any) -> str:
     """A parsed JSON value as JSON text again (igap56: a file's extra config handed to the text's reading)."""
     import json
 
@@ -1227,7 +1227,7 @@ def check_storage_config(
                                                "its JSON is no object")  # fmt: skip
             return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} reads the store's "
                           f"extra config from {path!r}: {why}, so whether it names the store is not known")  # fmt: skip
-        extra_config = json_text(got)
+        extra_config = _as_json(got)
     if extra_config and keys:  # (an empty text is no extra config: the release parses only a non-empty one)
         import json
 
