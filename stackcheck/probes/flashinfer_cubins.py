@@ -45,7 +45,9 @@ FAMILIES: tuple[str, ...] = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GE
 FIRST_READ, LAST_READ = (0, 5, 0), (0, 7, 4)
 #: FLASHINFER_NO_DOWNLOAD is read from 0.6.8 (get_artifact, cubin_loader.py:214); absent in 0.5.0-0.6.7
 NO_DOWNLOAD_FROM = (0, 6, 8)
-_MANIFEST_LIMIT = 1 << 20
+#: a family's checksums.txt is read whole: flashinfer-cubin 0.6.13's FMHA one is 2,376,413 bytes (13,453 lines), so
+#: the cap leaves room for growth; one over it is "not read" (ready null), never "missing" (irev77)
+_MANIFEST_LIMIT = 32 << 20
 _ARTIFACTS_LIMIT = 1 << 20
 _MAX_FIRST = 3
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
@@ -161,8 +163,9 @@ def no_download(release: tuple[int, int, int], env: Mapping[str, str]) -> tuple[
 
 def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[str, Any]:
     """A family's manifest and files under `base`: {"manifest": bool, "listed": n, "missing": n, "missing_first":
-    [names]}; "manifest" false where checksums.txt is missing, too large or its sha256 is not CheckSumHash's (None:
-    not checked, no hash known). Each directory the names lie in is listed once; no cubin is read or hashed."""
+    [names]}; "manifest" false where checksums.txt is missing or its sha256 is not CheckSumHash's (None:
+    not checked, no hash known); None where it is there but too large to read (over _MANIFEST_LIMIT). Each
+    directory the names lie in is listed once; no cubin is read or hashed."""
     family_dir = posixpath.join(base, rel)
     manifest_path = posixpath.join(family_dir, "checksums.txt")
     try:
@@ -170,10 +173,11 @@ def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[
     except OSError:
         return {"manifest": False, "listed": None, "missing": None, "missing_first": []}
     if len(data) > _MANIFEST_LIMIT:
-        return {"manifest": False, "listed": None, "missing": None, "missing_first": [], "reason": "over 1 MiB"}
+        return {"manifest": None, "listed": None, "missing": None, "missing_first": [],
+                "reason": f"checksums.txt is over {_MANIFEST_LIMIT >> 20} MiB: not read"}  # fmt: skip
     if sha is not None and hashlib.sha256(data).hexdigest() != sha.lower():
         return {"manifest": False, "listed": None, "missing": None, "missing_first": [],
-                "reason": "checksums.txt does not match this release's CheckSumHash"}  # fmt: skip
+                "reason": "does not match this release's CheckSumHash"}  # fmt: skip
     names: list[str] = []
     for line in data.decode("utf-8", errors="replace").splitlines():
         parts = line.split()
@@ -280,11 +284,16 @@ def probe_cubins(
         if status["manifest"] and missing == 0:
             ready[family] = True
             continue
+        if status["manifest"] is None:
+            ready[family] = None
+            ready_reason[family] = f"{family}'s {status['reason']} in {directory} ({source})"
+            continue
         gone = not status["manifest"] or (listed is not None and missing == listed)
         if refused and gone:
             ready[family] = False
             ready_reason[family] = (
-                f"{family}'s checksums.txt {'is missing' if not status['manifest'] else 'lists only missing files'} "
+                f"{family}'s checksums.txt "
+                f"{'lists only missing files' if status['manifest'] else status.get('reason') or 'is missing'} "
                 f"in {directory} ({source}) and FLASHINFER_NO_DOWNLOAD is set: RuntimeError 'Artifact not found "
                 "locally' at the family's first kernel"
             )
