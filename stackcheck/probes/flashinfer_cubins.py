@@ -41,6 +41,12 @@ from stackcheck.readers.fsview import FileView
 
 #: the families this probe reads (flashinfer/artifacts.py ArtifactPath; the ones the flashinfer-cubin wheel holds)
 FAMILIES: tuple[str, ...] = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
+#: 0.6.16-0.6.17 split three families for GPU 10.7 (Rubin): `<F>_RUBIN` in ArtifactPath / CheckSumHash, loaded where
+#: the device is (10, 7) (0.6.17 jit/fused_moe.py:246-256 with fused_moe/core.py:1428, jit/gemm/core.py:725-730 with
+#: gemm/gemm_base.py:7150, deep_gemm.py:284-291); one family for every major-10 GPU again from 0.6.18 (artifacts.py
+#: has no _RUBIN names in 0.6.18, 0.7.1, 0.7.4). They are read as families of their own where the release has them
+RUBIN_SPLIT: tuple[str, ...] = ("TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
+RUBIN_SPLIT_RELEASES = ((0, 6, 16), (0, 6, 17))
 #: the releases whose cubin loading was read (0.5.0 read identical to 0.6.0; 0.7.3 does not exist)
 FIRST_READ, LAST_READ = (0, 5, 0), (0, 7, 4)
 #: FLASHINFER_NO_DOWNLOAD is read from 0.6.8 (get_artifact, cubin_loader.py:214); absent in 0.5.0-0.6.7
@@ -249,7 +255,8 @@ def probe_cubins(
             why_artifacts = f"flashinfer/artifacts.py not read: {exc}"
     else:
         why_artifacts = "flashinfer-python's location is not known"
-    out["artifacts"] = {f: artifacts.get(f) for f in FAMILIES} if artifacts is not None else None
+    read = FAMILIES + tuple(f"{f}_RUBIN" for f in RUBIN_SPLIT if artifacts and f"{f}_RUBIN" in artifacts)
+    out["artifacts"] = {f: artifacts.get(f) for f in read} if artifacts is not None else None
     if why_artifacts:
         out["artifacts_reason"] = why_artifacts
     cubin_pkg = packages.get("flashinfer-cubin")
@@ -271,7 +278,7 @@ def probe_cubins(
     families: dict[str, Any] = {}
     ready: dict[str, bool | None] = {}
     ready_reason: dict[str, str] = {}
-    for family in FAMILIES:
+    for family in read:
         rel = artifacts.get(family) if artifacts is not None else None
         if directory is None or rel is None:
             ready[family] = None

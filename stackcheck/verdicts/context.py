@@ -965,6 +965,7 @@ class Context:
             )
         head, _, family = rest.partition(".")
         if head == "ready" and family:
+            family = self._cubin_family_for(family, installed, gpu)
             ready = data.get("ready")
             value = ready.get(family) if isinstance(ready, dict) else None
             if value is None:
@@ -975,6 +976,19 @@ class Context:
         if rest in ("no_download", "dir_source") and data.get(rest) is not None:
             return data[rest]
         raise Missing(path, f"{path} not known")
+
+    @staticmethod
+    def _cubin_family_for(family: str, release: str, gpu: GpuModel | None) -> str:
+        """The family a GPU loads: FlashInfer 0.6.16-0.6.17 load `<F>_RUBIN` of TRTLLM_GEN_BMM / _GEMM / DEEPGEMM on
+        10.7 (stackcheck/probes/flashinfer_cubins.py RUBIN_SPLIT), so a 10.7 GPU (or one not known) is judged on
+        that family; a section read without it has no value for it (unknown, never the B200 family's)."""
+        from stackcheck.probes.flashinfer_cubins import RUBIN_SPLIT, RUBIN_SPLIT_RELEASES, release_tuple
+
+        first, last = RUBIN_SPLIT_RELEASES
+        version = release_tuple(release)
+        if family not in RUBIN_SPLIT or version is None or not first <= version <= last:
+            return family
+        return f"{family}_RUBIN" if gpu is None or gpu.cc == "10.7" else family
 
     def _pcie_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         return self._section_value("pcie", rest, path)

@@ -71,3 +71,73 @@ def test_a_manifest_over_the_cap_is_unknown_never_missing(tmp_path: Path, monkey
     schema = report_schema()
     section_schema = schema["$defs"]["facts"]["properties"]["flashinfer_cubins"]
     assert is_valid(got, section_schema, schema)  # "manifest": null is a value the report schema takes
+
+
+RUBIN_ARTIFACTS = (
+    "class ArtifactPath:\n"
+    '    TRTLLM_GEN_FMHA: str = "f1/fmha/trtllm-gen/"\n'
+    '    TRTLLM_GEN_BMM: str = "b1/batched_gemm/"\n'
+    '    TRTLLM_GEN_BMM_RUBIN: str = "b2/batched_gemm/"\n'
+    '    TRTLLM_GEN_GEMM: str = "g1/gemm/"\n'
+    "class CheckSumHash:\n"
+    '    TRTLLM_GEN_BMM: str = "00"\n'
+)
+
+
+def rubin_split_tree(tmp: Path) -> dict[str, Any]:
+    """0.6.16-0.6.17's shape: a BMM family for 10.0/10.3 and a TRTLLM_GEN_BMM_RUBIN one for 10.7; the cache holds
+    only the first (a home shared with a B200 node, say)."""
+    site = tmp / "site"
+    (site / "flashinfer").mkdir(parents=True)
+    manifest = b"aa kernel_one.cubin\n"
+    (site / "flashinfer" / "artifacts.py").write_text(
+        RUBIN_ARTIFACTS.replace('BMM: str = "00"', f'BMM: str = "{hashlib.sha256(manifest).hexdigest()}"')
+    )
+    fam = tmp / "home" / ".cache" / "flashinfer" / "cubins" / "b1" / "batched_gemm"
+    fam.mkdir(parents=True)
+    (fam / "checksums.txt").write_bytes(manifest)
+    (fam / "kernel_one.cubin").write_bytes(b"x")
+    return {"packages": {"flashinfer-python": {"installed": True, "version": "0.6.17", "location": str(site)}}}
+
+
+def test_the_rubin_families_are_read(tmp_path: Path) -> None:
+    # 0.6.16-0.6.17 load TRTLLM_GEN_BMM_RUBIN / _GEMM_RUBIN / DEEPGEMM_RUBIN on 10.7 (jit/fused_moe.py
+    # gen_trtllm_gen_fused_moe_sm100_module(enable_rubin): 0.6.17 :246-256; fused_moe/core.py:1428)
+    got = probe_cubins(rubin_split_tree(tmp_path), {"HOME": str(tmp_path / "home"), "FLASHINFER_NO_DOWNLOAD": "1"},
+                       HostView())  # fmt: skip
+    assert got is not None
+    assert got["ready"]["TRTLLM_GEN_BMM"] is True
+    assert got["ready"]["TRTLLM_GEN_BMM_RUBIN"] is False
+    assert got["artifacts"]["TRTLLM_GEN_BMM_RUBIN"] == "b2/batched_gemm/"
+
+
+def _moe_on(manifests: Any, cc: str, section: dict[str, Any]) -> str:
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_feature
+
+    facts = {
+        "gpus": [{"index": 0, "name": "GPU", "compute_capability": cc}],
+        "driver": {"version": "590.44.01", "cuda": "13.1"},
+        "packages": {"sglang": {"installed": True, "version": "0.5.20"},
+                     "flashinfer-python": {"installed": True, "version": section["release"]}},
+        "flashinfer_cubins": section,
+    }  # fmt: skip
+    spec = next(f for f in manifests.features if f["id"] == "mxfp4-moe")
+    ctx = Context(facts=facts, manifests=manifests, launch={"moe_runner_backend": "flashinfer_mxfp4"})  # type: ignore[arg-type]
+    v = evaluate_feature(spec, ctx)
+    return next(str(r["result"]) for r in v["reasons"] if r.get("rule") == "bmm-cubins")
+
+
+def test_a_rubin_gpu_is_judged_on_the_rubin_family(manifests: Any) -> None:
+    ready: dict[str, bool] = {"TRTLLM_GEN_BMM": True, "TRTLLM_GEN_BMM_RUBIN": False}
+    section: dict[str, Any] = {"release": "0.6.17", "no_download": True, "ready": ready, "ready_reason": {}}
+    assert _moe_on(manifests, "10.0", section) == "pass"
+    assert _moe_on(manifests, "10.7", section) == "fail"  # was pass: the B200 family judged a Rubin launch
+    ready["TRTLLM_GEN_BMM_RUBIN"] = True
+    assert _moe_on(manifests, "10.7", section) == "pass"
+    # a section read without the Rubin families (icubin1's probe): unknown on 10.7, never ok
+    old = {"release": "0.6.16.post2", "no_download": True, "ready": {"TRTLLM_GEN_BMM": True}, "ready_reason": {}}
+    assert _moe_on(manifests, "10.7", old) == "unknown"
+    # 0.6.18 and later have one family for every major-10 GPU
+    merged = {"release": "0.6.18", "no_download": True, "ready": {"TRTLLM_GEN_BMM": True}, "ready_reason": {}}
+    assert _moe_on(manifests, "10.7", merged) == "pass"
