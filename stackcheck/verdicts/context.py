@@ -971,7 +971,7 @@ class Context:
             if value is None:
                 reasons = data.get("ready_reason")
                 why = reasons.get(family) if isinstance(reasons, dict) else None
-                raise Unknown(path, f"FlashInfer's {family} cubins: " + (why or "not read"))
+                raise Unknown(path, f"FlashInfer's {family} cubins: " + (why or "not read") + _cubins_fix(installed))
             return value
         if rest in ("no_download", "dir_source") and data.get(rest) is not None:
             return data[rest]
@@ -1573,6 +1573,17 @@ def assumed_gpus(manifests: Manifests, spec: str, name: str | None = None) -> li
         {"index": i, "name": name, "compute_capability": cc, "uuid": None, "pci_bus_id": None, "memory_bytes": None}
         for i in range(n)
     ]
+
+
+def _cubins_fix(release: str) -> str:
+    """How to have a release's trtllm-gen cubins on the box before the launch (irev77): `download-cubin` is in the
+    `flashinfer` CLI of every release read (flashinfer/__main__.py 0.6.0 :193, 0.6.16 :212, 0.7.2 :677, 0.7.4 :680;
+    it fills the directory `_get_cubin_dir` picks in the process that runs it), `download-kernels` from 0.7.1
+    (0.7.1 :794, 0.7.2 :801: pip-installs flashinfer-cubin and flashinfer-jit-cache of the release from
+    https://flashinfer.ai/whl)."""
+    return (f"; to have them before the launch, run `python -m flashinfer download-cubin` online, as the server's "
+            f"user with its environment (it fills the same directory), or install flashinfer-cubin=={release} "
+            "(`flashinfer download-kernels` from 0.7.1)")  # fmt: skip
 
 
 # ---- fact paths: one resolver per first part ----------------------------------------------------------

@@ -141,3 +141,26 @@ def test_a_rubin_gpu_is_judged_on_the_rubin_family(manifests: Any) -> None:
     # 0.6.18 and later have one family for every major-10 GPU
     merged = {"release": "0.6.18", "no_download": True, "ready": {"TRTLLM_GEN_BMM": True}, "ready_reason": {}}
     assert _moe_on(manifests, "10.7", merged) == "pass"
+
+
+def test_the_unknown_of_a_fresh_online_box_names_the_fix(manifests: Any) -> None:
+    # a fresh online B200 (SGLang 0.5.18+, no flashinfer-cubin, cubins not downloaded yet): the trtllm_mha default
+    # is unknown, and the reason says how to have the cubins on the box before the launch
+    import json
+
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_feature
+
+    root = Path(__file__).resolve().parents[1] / "cases" / "b200" / "facts.json"
+    facts = json.loads(root.read_text())["facts"]
+    release = facts["packages"]["flashinfer-python"]["version"]
+    reason = ("TRTLLM_GEN_FMHA's files are missing in /root/.cache/flashinfer/cubins (cache): FlashInfer downloads "
+              "them at the first kernel, which needs the network (not read)")  # fmt: skip
+    facts["flashinfer_cubins"] = {"release": release, "no_download": False, "ready": {"TRTLLM_GEN_FMHA": None},
+                                  "ready_reason": {"TRTLLM_GEN_FMHA": reason}}  # fmt: skip
+    spec = next(f for f in manifests.features if f["id"] == "attention-trtllm-mha")
+    v = evaluate_feature(spec, Context(facts=facts, manifests=manifests, launch={}))
+    rule = next(r for r in v["reasons"] if r.get("rule") == "fmha-cubins")
+    assert rule["result"] == "unknown"
+    text = json.dumps(rule)
+    assert "python -m flashinfer download-cubin" in text and f"flashinfer-cubin=={release}" in text
