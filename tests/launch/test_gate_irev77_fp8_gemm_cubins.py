@@ -43,3 +43,24 @@ def test_deepgemm_on_does_not_read_them() -> None:
     assert "gemm-cubins-auto" not in gemm_rules("b200-cubins-offline")
     assert "gemm-cubins-auto" not in gemm_rules("b200-cubins-offline", "--fp8-gemm-backend", "triton",
                                                 prefix=("env", "SGLANG_ENABLE_JIT_DEEPGEMM=0"))  # fmt: skip
+
+
+def moe_rules(feature: str, quantization: str, runner: str) -> dict[str, str]:
+    doc = stackcheck_json("gate", "--facts", str(CASES / "b200-cubins-offline" / "facts.json"), "--format", "json",
+                          "--", "python", "-m", "sglang.launch_server", "--model-path", "m", "--attention-backend",
+                          "triton", "--quantization", quantization, "--moe-runner-backend", runner)  # fmt: skip
+    found = [f for f in doc["reasons"] if f["feature"] == feature]
+    return {str(r.get("rule")): str(r["result"]) for f in found for r in f["reasons"]}
+
+
+def test_mxfp4_with_the_flashinfer_runner_reads_the_bmm_cubins() -> None:
+    # sglang 0.5.9 layers/quantization/mxfp4.py:303 (use_flashinfer with the flashinfer_mxfp4 runner) and :792
+    # (trtllm_fp4_block_scale_moe): the gate needed mxfp4-moe's admission rule only, so bmm-cubins was never read
+    assert moe_rules("mxfp4-moe", "mxfp4", "flashinfer_mxfp4").get("bmm-cubins") == "fail"
+
+
+def test_fp8_moe_with_the_trtllm_runner_reads_the_bmm_cubins() -> None:
+    # sglang 0.5.9 layers/moe/moe_runner/flashinfer_trtllm.py:260 / :305 (trtllm_fp8_block_scale_moe /
+    # trtllm_fp8_per_tensor_scale_moe): FlashInfer's trtllm-gen fused MoE, the TRTLLM_GEN_BMM cubins
+    assert moe_rules("fp8-block-gemm", "fp8", "flashinfer_trtllm").get("moe-bmm-cubins") == "fail"
+    assert "moe-bmm-cubins" not in moe_rules("fp8-block-gemm", "fp8", "triton")
