@@ -49,7 +49,7 @@ RUBIN_SPLIT: tuple[str, ...] = ("TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
 RUBIN_SPLIT_RELEASES = ((0, 6, 16), (0, 6, 17))
 #: the releases whose cubin loading was read (0.5.0 read identical to 0.6.0; 0.7.3 does not exist)
 FIRST_READ, LAST_READ = (0, 5, 0), (0, 7, 4)
-#: FLASHINFER_NO_DOWNLOAD is read from 0.6.8 (get_artifact, cubin_loader.py:214); absent in 0.5.0-0.6.7
+#: FLASHINFER_NO_DOWNLOAD is read from 0.6.8 (get_artifact, cubin_loader.py:214) and in 0.6.7.post1-.post3 (no_download)
 NO_DOWNLOAD_FROM = (0, 6, 8)
 #: a family's checksums.txt is read whole: flashinfer-cubin 0.6.13's FMHA one is 2,376,413 bytes (13,453 lines), so
 #: the cap leaves room for growth; one over it is "not read" (ready null), never "missing" (irev77)
@@ -160,11 +160,13 @@ def _with_source(found: tuple[str | None, str | None], source: str) -> tuple[str
     return found[0], source, found[1]
 
 
-def no_download(release: tuple[int, int, int], env: Mapping[str, str]) -> tuple[bool, bool]:
+def no_download(release: tuple[int, int, int], env: Mapping[str, str], release_text: str = "") -> tuple[bool, bool]:
     """(refused, ignored): FLASHINFER_NO_DOWNLOAD set to any non-empty value ("0" too: os.getenv's truthiness) on a
-    release that reads it (0.6.8+), and whether it is set on one that does not."""
+    release that reads it (0.6.8+, and 0.6.7's post releases: 0.6.7.post1 / .post2 / .post3 cubin_loader.py:214, not
+    0.6.7 itself: read by irev77), and whether it is set on one that does not."""
     set_ = bool(env.get("FLASHINFER_NO_DOWNLOAD"))
-    return (set_ and release >= NO_DOWNLOAD_FROM), (set_ and release < NO_DOWNLOAD_FROM)
+    reads = release >= NO_DOWNLOAD_FROM or (release == (0, 6, 7) and ".post" in release_text)
+    return (set_ and reads), (set_ and not reads)
 
 
 def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[str, Any]:
@@ -237,7 +239,7 @@ def probe_cubins(
     if release is None or not FIRST_READ <= release <= LAST_READ:
         return None
     out: dict[str, Any] = {"release": release_text}
-    refused, ignored = no_download(release, env)
+    refused, ignored = no_download(release, env, release_text)
     out["no_download"] = refused
     if ignored:
         out["no_download_ignored"] = True

@@ -164,3 +164,14 @@ def test_the_unknown_of_a_fresh_online_box_names_the_fix(manifests: Any) -> None
     assert rule["result"] == "unknown"
     text = json.dumps(rule)
     assert "python -m flashinfer download-cubin" in text and f"flashinfer-cubin=={release}" in text
+
+
+@pytest.mark.parametrize(("version", "reads"), [("0.6.7", False), ("0.6.7.post1", True), ("0.6.7.post3", True),
+                                                ("0.6.8", True), ("0.6.6", False)])  # fmt: skip
+def test_no_download_from_0_6_7_post1(version: str, reads: bool) -> None:
+    # get_artifact's FLASHINFER_NO_DOWNLOAD check is in 0.6.7.post1, .post2 and .post3 (cubin_loader.py:214), not 0.6.7
+    from stackcheck.probes.flashinfer_cubins import no_download, release_tuple
+
+    release = release_tuple(version)
+    assert release is not None
+    assert no_download(release, {"FLASHINFER_NO_DOWNLOAD": "1"}, version) == (reads, not reads)
