@@ -41,11 +41,19 @@ from stackcheck.readers.fsview import FileView
 
 #: the families this probe reads (flashinfer/artifacts.py ArtifactPath; the ones the flashinfer-cubin wheel holds)
 FAMILIES: tuple[str, ...] = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
+#: 0.6.16-0.6.17 split three families for GPU 10.7 (Rubin): `<F>_RUBIN` in ArtifactPath / CheckSumHash, loaded where
+#: the device is (10, 7) (0.6.17 jit/fused_moe.py:246-256 with fused_moe/core.py:1428, jit/gemm/core.py:725-730 with
+#: gemm/gemm_base.py:7150, deep_gemm.py:284-291); one family for every major-10 GPU again from 0.6.18 (artifacts.py
+#: has no _RUBIN names in 0.6.18, 0.7.1, 0.7.4). They are read as families of their own where the release has them
+RUBIN_SPLIT: tuple[str, ...] = ("TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
+RUBIN_SPLIT_RELEASES = ((0, 6, 16), (0, 6, 17))
 #: the releases whose cubin loading was read (0.5.0 read identical to 0.6.0; 0.7.3 does not exist)
 FIRST_READ, LAST_READ = (0, 5, 0), (0, 7, 4)
-#: FLASHINFER_NO_DOWNLOAD is read from 0.6.8 (get_artifact, cubin_loader.py:214); absent in 0.5.0-0.6.7
+#: FLASHINFER_NO_DOWNLOAD is read from 0.6.8 (get_artifact, cubin_loader.py:214) and in 0.6.7.post1-.post3 (no_download)
 NO_DOWNLOAD_FROM = (0, 6, 8)
-_MANIFEST_LIMIT = 1 << 20
+#: a family's checksums.txt is read whole: flashinfer-cubin 0.6.13's FMHA one is 2,376,413 bytes (13,453 lines), so
+#: the cap leaves room for growth; one over it is "not read" (ready null), never "missing" (irev77)
+_MANIFEST_LIMIT = 32 << 20
 _ARTIFACTS_LIMIT = 1 << 20
 _MAX_FIRST = 3
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
@@ -152,17 +160,20 @@ def _with_source(found: tuple[str | None, str | None], source: str) -> tuple[str
     return found[0], source, found[1]
 
 
-def no_download(release: tuple[int, int, int], env: Mapping[str, str]) -> tuple[bool, bool]:
+def no_download(release: tuple[int, int, int], env: Mapping[str, str], release_text: str = "") -> tuple[bool, bool]:
     """(refused, ignored): FLASHINFER_NO_DOWNLOAD set to any non-empty value ("0" too: os.getenv's truthiness) on a
-    release that reads it (0.6.8+), and whether it is set on one that does not."""
+    release that reads it (0.6.8+, and 0.6.7's post releases: 0.6.7.post1 / .post2 / .post3 cubin_loader.py:214, not
+    0.6.7 itself: read by irev77), and whether it is set on one that does not."""
     set_ = bool(env.get("FLASHINFER_NO_DOWNLOAD"))
-    return (set_ and release >= NO_DOWNLOAD_FROM), (set_ and release < NO_DOWNLOAD_FROM)
+    reads = release >= NO_DOWNLOAD_FROM or (release == (0, 6, 7) and ".post" in release_text)
+    return (set_ and reads), (set_ and not reads)
 
 
 def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[str, Any]:
     """A family's manifest and files under `base`: {"manifest": bool, "listed": n, "missing": n, "missing_first":
-    [names]}; "manifest" false where checksums.txt is missing, too large or its sha256 is not CheckSumHash's (None:
-    not checked, no hash known). Each directory the names lie in is listed once; no cubin is read or hashed."""
+    [names]}; "manifest" false where checksums.txt is missing or its sha256 is not CheckSumHash's (None:
+    not checked, no hash known); None where it is there but too large to read (over _MANIFEST_LIMIT). Each
+    directory the names lie in is listed once; no cubin is read or hashed."""
     family_dir = posixpath.join(base, rel)
     manifest_path = posixpath.join(family_dir, "checksums.txt")
     try:
@@ -170,10 +181,11 @@ def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[
     except OSError:
         return {"manifest": False, "listed": None, "missing": None, "missing_first": []}
     if len(data) > _MANIFEST_LIMIT:
-        return {"manifest": False, "listed": None, "missing": None, "missing_first": [], "reason": "over 1 MiB"}
+        return {"manifest": None, "listed": None, "missing": None, "missing_first": [],
+                "reason": f"checksums.txt is over {_MANIFEST_LIMIT >> 20} MiB: not read"}  # fmt: skip
     if sha is not None and hashlib.sha256(data).hexdigest() != sha.lower():
         return {"manifest": False, "listed": None, "missing": None, "missing_first": [],
-                "reason": "checksums.txt does not match this release's CheckSumHash"}  # fmt: skip
+                "reason": "does not match this release's CheckSumHash"}  # fmt: skip
     names: list[str] = []
     for line in data.decode("utf-8", errors="replace").splitlines():
         parts = line.split()
@@ -227,7 +239,7 @@ def probe_cubins(
     if release is None or not FIRST_READ <= release <= LAST_READ:
         return None
     out: dict[str, Any] = {"release": release_text}
-    refused, ignored = no_download(release, env)
+    refused, ignored = no_download(release, env, release_text)
     out["no_download"] = refused
     if ignored:
         out["no_download_ignored"] = True
@@ -245,7 +257,8 @@ def probe_cubins(
             why_artifacts = f"flashinfer/artifacts.py not read: {exc}"
     else:
         why_artifacts = "flashinfer-python's location is not known"
-    out["artifacts"] = {f: artifacts.get(f) for f in FAMILIES} if artifacts is not None else None
+    read = FAMILIES + tuple(f"{f}_RUBIN" for f in RUBIN_SPLIT if artifacts and f"{f}_RUBIN" in artifacts)
+    out["artifacts"] = {f: artifacts.get(f) for f in read} if artifacts is not None else None
     if why_artifacts:
         out["artifacts_reason"] = why_artifacts
     cubin_pkg = packages.get("flashinfer-cubin")
@@ -267,7 +280,7 @@ def probe_cubins(
     families: dict[str, Any] = {}
     ready: dict[str, bool | None] = {}
     ready_reason: dict[str, str] = {}
-    for family in FAMILIES:
+    for family in read:
         rel = artifacts.get(family) if artifacts is not None else None
         if directory is None or rel is None:
             ready[family] = None
@@ -280,11 +293,16 @@ def probe_cubins(
         if status["manifest"] and missing == 0:
             ready[family] = True
             continue
+        if status["manifest"] is None:
+            ready[family] = None
+            ready_reason[family] = f"{family}'s {status['reason']} in {directory} ({source})"
+            continue
         gone = not status["manifest"] or (listed is not None and missing == listed)
         if refused and gone:
             ready[family] = False
             ready_reason[family] = (
-                f"{family}'s checksums.txt {'is missing' if not status['manifest'] else 'lists only missing files'} "
+                f"{family}'s checksums.txt "
+                f"{'lists only missing files' if status['manifest'] else status.get('reason') or 'is missing'} "
                 f"in {directory} ({source}) and FLASHINFER_NO_DOWNLOAD is set: RuntimeError 'Artifact not found "
                 "locally' at the family's first kernel"
             )

@@ -965,16 +965,30 @@ class Context:
             )
         head, _, family = rest.partition(".")
         if head == "ready" and family:
+            family = self._cubin_family_for(family, installed, gpu)
             ready = data.get("ready")
             value = ready.get(family) if isinstance(ready, dict) else None
             if value is None:
                 reasons = data.get("ready_reason")
                 why = reasons.get(family) if isinstance(reasons, dict) else None
-                raise Unknown(path, f"FlashInfer's {family} cubins: " + (why or "not read"))
+                raise Unknown(path, f"FlashInfer's {family} cubins: " + (why or "not read") + _cubins_fix(installed))
             return value
         if rest in ("no_download", "dir_source") and data.get(rest) is not None:
             return data[rest]
         raise Missing(path, f"{path} not known")
+
+    @staticmethod
+    def _cubin_family_for(family: str, release: str, gpu: GpuModel | None) -> str:
+        """The family a GPU loads: FlashInfer 0.6.16-0.6.17 load `<F>_RUBIN` of TRTLLM_GEN_BMM / _GEMM / DEEPGEMM on
+        10.7 (stackcheck/probes/flashinfer_cubins.py RUBIN_SPLIT), so a 10.7 GPU (or one not known) is judged on
+        that family; a section read without it has no value for it (unknown, never the B200 family's)."""
+        from stackcheck.probes.flashinfer_cubins import RUBIN_SPLIT, RUBIN_SPLIT_RELEASES, release_tuple
+
+        first, last = RUBIN_SPLIT_RELEASES
+        version = release_tuple(release)
+        if family not in RUBIN_SPLIT or version is None or not first <= version <= last:
+            return family
+        return f"{family}_RUBIN" if gpu is None or gpu.cc == "10.7" else family
 
     def _pcie_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         return self._section_value("pcie", rest, path)
@@ -1559,6 +1573,17 @@ def assumed_gpus(manifests: Manifests, spec: str, name: str | None = None) -> li
         {"index": i, "name": name, "compute_capability": cc, "uuid": None, "pci_bus_id": None, "memory_bytes": None}
         for i in range(n)
     ]
+
+
+def _cubins_fix(release: str) -> str:
+    """How to have a release's trtllm-gen cubins on the box before the launch (irev77): `download-cubin` is in the
+    `flashinfer` CLI of every release read (flashinfer/__main__.py 0.6.0 :193, 0.6.16 :212, 0.7.2 :677, 0.7.4 :680;
+    it fills the directory `_get_cubin_dir` picks in the process that runs it), `download-kernels` from 0.7.1
+    (0.7.1 :794, 0.7.2 :801: pip-installs flashinfer-cubin and flashinfer-jit-cache of the release from
+    https://flashinfer.ai/whl)."""
+    return (f"; to have them before the launch, run `python -m flashinfer download-cubin` online, as the server's "
+            f"user with its environment (it fills the same directory), or install flashinfer-cubin=={release} "
+            "(`flashinfer download-kernels` from 0.7.1)")  # fmt: skip
 
 
 # ---- fact paths: one resolver per first part ----------------------------------------------------------

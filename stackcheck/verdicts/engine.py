@@ -1382,7 +1382,8 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
                 FLASHINFER_LOCAL_SOURCE,
             ],
         }
-        changed = None if same else _flashinfer_version_check_off(ctx, extra, v, str(fi))
+        changed = None if same else _flashinfer_cubin_dir_first(ctx, extra, v, str(fi))
+        changed = changed if same or changed is not None else _flashinfer_version_check_off(ctx, extra, v, str(fi))
         changed = changed if same or changed is not None else _flashinfer_mismatch(extra, v, str(fi))
         if same and public(v) != public(fi):  # (0.5.0-0.7.1's prefix check lets another release through)
             changed = {"result": "unknown", "message": f"{extra} {v} passes flashinfer-python {fi}'s version check "
@@ -1449,6 +1450,39 @@ FLASHINFER_VERSION_CHECK_OFF_SOURCE = {
     "2026-12-07 by icubin1, pip download --no-deps, not run)",
     "url": "https://pypi.org/project/flashinfer-python/#history",
 }
+
+
+#: irev77: 0.6.16 on return a non-empty FLASHINFER_CUBIN_DIR before they look at flashinfer-cubin at all
+FLASHINFER_CUBIN_DIR_FIRST_SOURCE = {
+    "title": "flashinfer-python 0.6.16, 0.6.17, 0.6.18, 0.7.0, 0.7.1, 0.7.2 wheels, flashinfer/jit/env.py "
+    "_get_cubin_dir: a non-empty FLASHINFER_CUBIN_DIR is returned first (0.6.16 :74-82, 0.7.1 :82-90, 0.7.2 "
+    ":101-109), before flashinfer-cubin is imported and its version compared (0.6.16 :86-104, 0.7.1 :94-112, 0.7.2 "
+    ":113-129); 0.6.0-0.6.15.post1 check the package first (0.6.0 :68-83, the variable :86-88) (read 2026-12-07 by "
+    "irev77, pip download --no-deps, not run)",
+    "url": "https://pypi.org/project/flashinfer-python/0.6.16/",
+}
+
+
+def _flashinfer_cubin_dir_first(ctx: Context, extra: str, extra_version: str, fi: str) -> Reason | None:
+    """Where FLASHINFER_CUBIN_DIR is set (non-empty) in the server's environment, FlashInfer 0.6.16-0.7.4 take their
+    cubins from it and never read flashinfer-cubin's version: a mismatched package does not fail the import (the
+    trtllm-gen features judge that directory). None for flashinfer-jit-cache, another release, the variable unset or
+    not known (judged as before)."""
+    from stackcheck.probes.flashinfer_cubins import LAST_READ, release_tuple
+
+    release = release_tuple(fi)
+    if extra != "flashinfer-cubin" or release is None or not (0, 6, 16) <= release <= LAST_READ:
+        return None
+    try:
+        value = ctx.lookup("env.FLASHINFER_CUBIN_DIR", None)
+    except Missing:
+        return None
+    if not value:
+        return None
+    return {"result": "pass", "message": f"{extra} {extra_version} does not match flashinfer-python {fi}, but "
+            "FLASHINFER_CUBIN_DIR is set: this release takes its cubins from that directory and never reads the "
+            "package's version (the features that load trtllm-gen cubins judge that directory)",
+            "source": [FLASHINFER_CUBIN_DIR_FIRST_SOURCE]}  # fmt: skip
 
 
 def _flashinfer_version_check_off(ctx: Context, extra: str, extra_version: str, fi: str) -> Reason | None:

@@ -291,6 +291,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "environment's value, else SGLang's default (on)",
         ),
         FactDoc(
+            ("launch.jit_deepgemm",),
+            "whether SGLang's DeepGEMM JIT kernels are on (`SGLANG_ENABLE_JIT_DEEPGEMM`, a launch.json `env` entry "
+            "with a `fact`): off, `--fp8-gemm-backend auto` runs FlashInfer's trtllm-gen FP8 GEMM on major 10 "
+            "(0.5.7+); the launch's environment in `gate`, in the audit the probed environment's value, else "
+            "SGLang's default (on)",
+        ),
+        FactDoc(
             ("launch.jit_all_reduce",),
             "whether `SGLANG_USE_JIT_ALL_REDUCE` (the v2 all-reduce switch's old name, a launch.json `env` entry with "
             "a `fact`) is on: SGLang 0.5.10-0.5.11 take the JIT-compiled custom all-reduce only with it, 0.5.12-0.5.20 "

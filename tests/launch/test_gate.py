@@ -127,7 +127,8 @@ def test_conditional_values(mapping: dict[str, Any]) -> None:
     d = gate.derive([*LAUNCH, "--quantization", "mxfp4"], mapping, {})
     assert scoped(d)["mxfp4-moe"] is None
     d = gate.derive([*LAUNCH, "--quantization", "fp8"], mapping, {"SGLANG_ENABLE_JIT_DEEPGEMM": "0"})
-    assert scoped(d)["fp8-block-gemm"] == {"fp8-min-capability": "explicit"}
+    # (irev77: DeepGEMM off, auto runs FlashInfer's trtllm-gen GEMM on major 10: its cubins' rule)
+    assert scoped(d)["fp8-block-gemm"] == {"fp8-min-capability": "explicit", "gemm-cubins-auto": "explicit"}
     assert "deepgemm" not in features(d)
     d = gate.derive([*LAUNCH, "--quantization", "fp8", "--fp8-gemm-backend", "cutlass"], mapping, {})
     assert scoped(d)["fp8-block-gemm"] == {"fp8-min-capability": "explicit"}
