@@ -1635,6 +1635,8 @@ def mpi_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: s
     default hostfile or MCA parameter files may give it another host (igap56: it was allowed whatever they held).
     `view`: the box the server starts on, None where it is not read here (`where` says why): unknown then; unknown
     too where a file gives a host other than this one or sets a host parameter, or the installation is not found."""
+    if not derived.mpi_local:  # (no mpirun read as local: elsewhere.py is not imported after the facts, as before)
+        return []
     from stackcheck.launch.elsewhere import MPI_HOSTFILE_SOURCES, mpi_default_hosts
 
     seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
