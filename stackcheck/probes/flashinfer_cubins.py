@@ -30,7 +30,6 @@ only known from the downloaded meta-info header).
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 from collections.abc import Mapping
@@ -183,6 +182,9 @@ def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[
     if len(data) > _MANIFEST_LIMIT:
         return {"manifest": None, "listed": None, "missing": None, "missing_first": [],
                 "reason": f"checksums.txt is over {_MANIFEST_LIMIT >> 20} MiB: not read"}  # fmt: skip
+    import hashlib  # (here, where a checksums.txt is read: a gate's kept answer on a box without FlashInfer imports
+    # no hashlib, OpenSSL's start-up: tests/commands/test_gate_kept_early.py)
+
     if sha is not None and hashlib.sha256(data).hexdigest() != sha.lower():
         return {"manifest": False, "listed": None, "missing": None, "missing_first": [],
                 "reason": "does not match this release's CheckSumHash"}  # fmt: skip

@@ -33,7 +33,8 @@ atexit.register(record)
 from stackcheck.__main__ import main
 main()
 """
-TIMING = ("duration_ms", "generated_at", "elapsed_ms", "ms", "collected_at")
+# (the per-run measurements: memory_available_bytes, imend8, is MemAvailable when the probe ran: two runs differ)
+TIMING = ("duration_ms", "generated_at", "elapsed_ms", "ms", "collected_at", "memory_available_bytes")
 
 
 def _audit(tmp: Path, argv: list[str], n: int, plan_cache: bool = True) -> tuple[dict[str, object], set[str]]:
