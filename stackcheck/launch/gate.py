@@ -132,7 +132,7 @@ class Derived:
     out_of_scope: str | None = None  # why the gate does not judge this launch (--device other than cuda)
     # (igap56) the Open MPI mpiruns read as running the launch here, with the environment each starts with
     mpi_local: list[tuple[str, dict[str, str]]] = field(default_factory=list)
-    shell_string: bool = False  # the launch's words are a shell string's, unexpanded (parse_flags' `shell`)
+    shell_string: bool = False  # the launch's words are a shell string's, unexpanded (parse_flags' `unexpanded`)
     #: (irev76) why the server's memory cgroup may not be the one the facts' memory_available_bytes was read in
     #: (own_cgroup_memory_limit: the probe's own): an srun step with a memory option, a systemd-run unit; None: the same
     other_cgroup: str | None = None
@@ -2005,13 +2005,13 @@ def parse_flags(
     args: Sequence[str],
     mapping: Mapping[str, Any],
     own: Collection[str] = (),
-    shell: bool = False,
+    unexpanded: bool = False,
     node_ids: str | None = None,
 ) -> tuple[dict[str, Any], list[Problem], bool, list[str]]:
     """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, whether any
     listed flag was found at all, and the flags launch.json does not list (once each, in order). `own`: names the
     installed release declares as flags of their own, which argparse therefore never reads as abbreviations of a
-    listed flag (own_spellings). `shell`: the args are a shell string's words, left unexpanded (shell_commands): a
+    listed flag (own_spellings). `unexpanded`: the args are a shell string's words, left unexpanded (shell_commands): a
     value with an expansion in it (`--tp $TP`, `--nnodes $(LWS_GROUP_SIZE)`) is what the shell makes of it when it
     runs, not known here: unknown, where a usage error said the command was malformed (ireal1)."""
     opts = _options(mapping)
@@ -2064,14 +2064,14 @@ def parse_flags(
         value = _values_at(args, i, eq, inline)[0]
         if value is None:
             raise UsageError(f"server command: {how} needs a value")
-        if shell and node_ids and flag == "--node-rank" and _NODE_ID_VALUE.fullmatch(value) and node_ids in value:
+        if unexpanded and node_ids and flag == "--node-rank" and _NODE_ID_VALUE.fullmatch(value) and node_ids in value:
             # (imend9: srun_node_ids: each node's own index; judged as node 0's, whose rank serves the address)
             found[flag] = 0
             problems.append(Problem(flag, "note", None, f"{how} {value!r}: srun sets {node_ids} in each task, one task "
                                     "a node: each node expands its own rank (judged as node 0's)",
                                     [SRUN_NODE_ID_SOURCE]))  # fmt: skip
             continue
-        if shell and kind in ("int", "float") and _EXPANSION.search(value):  # (a choice's: kept, unknown later)
+        if unexpanded and kind in ("int", "float") and _EXPANSION.search(value):  # (a choice's: kept, unknown later)
             problems.append(
                 Problem(
                     flag, "unknown", None,
@@ -2500,7 +2500,7 @@ def derive(
         if word == "--nnodes" or word.startswith("--nnodes="):
             nnodes_word = word[9:] if "=" in word else (args[k + 1] if k + 1 < len(args) else None)
     node_ids = srun_node_ids(argv, trace, nnodes_word)  # (imend9: `srun -N K bash -c "... --node-rank $SLURM_NODEID"`)
-    found, problems, seen, unlisted = parse_flags(args, mapping, own, shell=bool(trace.get("shell_string")),
+    found, problems, seen, unlisted = parse_flags(args, mapping, own, unexpanded=bool(trace.get("shell_string")),
                                                   node_ids=node_ids)  # fmt: skip
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]

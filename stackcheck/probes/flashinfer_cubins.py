@@ -31,37 +31,28 @@ only known from the downloaded meta-info header).
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
 
+from stackcheck.facts.cubin_releases import FIRST_READ as FIRST_READ  # (re-exported: the probe's tests use them)
+from stackcheck.facts.cubin_releases import LAST_READ as LAST_READ
+from stackcheck.facts.cubin_releases import NO_DOWNLOAD_FROM as NO_DOWNLOAD_FROM
+from stackcheck.facts.cubin_releases import RUBIN_SPLIT as RUBIN_SPLIT
+from stackcheck.facts.cubin_releases import RUBIN_SPLIT_RELEASES as RUBIN_SPLIT_RELEASES
+from stackcheck.facts.cubin_releases import release_tuple as release_tuple
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, view_of
 from stackcheck.readers.fsview import FileView
 
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
 #: the families this probe reads (flashinfer/artifacts.py ArtifactPath; the ones the flashinfer-cubin wheel holds)
 FAMILIES: tuple[str, ...] = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
-#: 0.6.16-0.6.17 split three families for GPU 10.7 (Rubin): `<F>_RUBIN` in ArtifactPath / CheckSumHash, loaded where
-#: the device is (10, 7) (0.6.17 jit/fused_moe.py:246-256 with fused_moe/core.py:1428, jit/gemm/core.py:725-730 with
-#: gemm/gemm_base.py:7150, deep_gemm.py:284-291); one family for every major-10 GPU again from 0.6.18 (artifacts.py
-#: has no _RUBIN names in 0.6.18, 0.7.1, 0.7.4). They are read as families of their own where the release has them
-RUBIN_SPLIT: tuple[str, ...] = ("TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
-RUBIN_SPLIT_RELEASES = ((0, 6, 16), (0, 6, 17))
-#: the releases whose cubin loading was read (0.5.0 read identical to 0.6.0; 0.7.3 does not exist)
-FIRST_READ, LAST_READ = (0, 5, 0), (0, 7, 4)
-#: FLASHINFER_NO_DOWNLOAD is read from 0.6.8 (get_artifact, cubin_loader.py:214) and in 0.6.7.post1-.post3 (no_download)
-NO_DOWNLOAD_FROM = (0, 6, 8)
 #: a family's checksums.txt is read whole: flashinfer-cubin 0.6.13's FMHA one is 2,376,413 bytes (13,453 lines), so
 #: the cap leaves room for growth; one over it is "not read" (ready null), never "missing" (irev77)
 _MANIFEST_LIMIT = 32 << 20
 _ARTIFACTS_LIMIT = 1 << 20
 _MAX_FIRST = 3
-_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
-
-
-def release_tuple(version: str | None) -> tuple[int, int, int] | None:
-    """(0, 6, 18) of "0.6.18", "0.6.15.post1", "0.7.2+cu130"; None where it does not start with X.Y.Z."""
-    m = _VERSION.match(version or "")
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
 def parse_artifacts(text: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -69,8 +60,10 @@ def parse_artifacts(text: str) -> tuple[dict[str, str], dict[str, str]]:
     Raises ValueError where the file does not parse or holds neither class."""
     import ast
 
+    from stackcheck.pyast import parse
+
     try:
-        tree = ast.parse(text)
+        tree = parse(text, "artifacts.py")
     except (SyntaxError, ValueError) as exc:
         raise ValueError(f"artifacts.py does not parse: {exc}") from None
     classes: dict[str, dict[str, str]] = {"ArtifactPath": {}, "CheckSumHash": {}}

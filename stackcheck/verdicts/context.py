@@ -982,7 +982,7 @@ class Context:
         """The family a GPU loads: FlashInfer 0.6.16-0.6.17 load `<F>_RUBIN` of TRTLLM_GEN_BMM / _GEMM / DEEPGEMM on
         10.7 (stackcheck/probes/flashinfer_cubins.py RUBIN_SPLIT), so a 10.7 GPU (or one not known) is judged on
         that family; a section read without it has no value for it (unknown, never the B200 family's)."""
-        from stackcheck.probes.flashinfer_cubins import RUBIN_SPLIT, RUBIN_SPLIT_RELEASES, release_tuple
+        from stackcheck.facts.cubin_releases import RUBIN_SPLIT, RUBIN_SPLIT_RELEASES, release_tuple
 
         first, last = RUBIN_SPLIT_RELEASES
         version = release_tuple(release)

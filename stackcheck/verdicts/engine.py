@@ -1468,7 +1468,7 @@ def _flashinfer_cubin_dir_first(ctx: Context, extra: str, extra_version: str, fi
     cubins from it and never read flashinfer-cubin's version: a mismatched package does not fail the import (the
     trtllm-gen features judge that directory). None for flashinfer-jit-cache, another release, the variable unset or
     not known (judged as before)."""
-    from stackcheck.probes.flashinfer_cubins import LAST_READ, release_tuple
+    from stackcheck.facts.cubin_releases import LAST_READ, release_tuple
 
     release = release_tuple(fi)
     if extra != "flashinfer-cubin" or release is None or not (0, 6, 16) <= release <= LAST_READ:
