@@ -33,12 +33,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 
-from stackcheck.facts.cubin_releases import FIRST_READ as FIRST_READ  # (re-exported: the probe's tests use them)
-from stackcheck.facts.cubin_releases import LAST_READ as LAST_READ
-from stackcheck.facts.cubin_releases import NO_DOWNLOAD_FROM as NO_DOWNLOAD_FROM
-from stackcheck.facts.cubin_releases import RUBIN_SPLIT as RUBIN_SPLIT
-from stackcheck.facts.cubin_releases import RUBIN_SPLIT_RELEASES as RUBIN_SPLIT_RELEASES
-from stackcheck.facts.cubin_releases import release_tuple as release_tuple
+from stackcheck.facts.cubin_releases import FIRST_READ, LAST_READ, NO_DOWNLOAD_FROM, RUBIN_SPLIT, release_tuple
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, view_of
 from stackcheck.readers.fsview import FileView

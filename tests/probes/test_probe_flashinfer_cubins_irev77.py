@@ -170,7 +170,8 @@ def test_the_unknown_of_a_fresh_online_box_names_the_fix(manifests: Any) -> None
                                                 ("0.6.8", True), ("0.6.6", False)])  # fmt: skip
 def test_no_download_from_0_6_7_post1(version: str, reads: bool) -> None:
     # get_artifact's FLASHINFER_NO_DOWNLOAD check is in 0.6.7.post1, .post2 and .post3 (cubin_loader.py:214), not 0.6.7
-    from stackcheck.probes.flashinfer_cubins import no_download, release_tuple
+    from stackcheck.facts.cubin_releases import release_tuple
+    from stackcheck.probes.flashinfer_cubins import no_download
 
     release = release_tuple(version)
     assert release is not None
