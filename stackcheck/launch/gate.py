@@ -235,6 +235,49 @@ def find_launch(
         return got
 
 
+@record
+class _Seen:
+    """What find_launch notes of one command (its words, environment, launch.json mapping) once the launch is found in
+    it: the programs read on the way (ENV_POLICY, ROOT_CHANGE, srun's copies and GPU options from its environment, a
+    wrapper). imend10: one record, noted at every return; the six notes were repeated at each and in _env_seen."""
+
+    trace: dict[str, Any] | None
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    mapping: Mapping[str, Any]
+    policy: str | None = None
+    root: str | None = None
+    copies: str | None = None
+    srun_env: list[tuple[str, int | None]] = field(default_factory=list)
+    wrapped: Any = None
+
+    def passed(self, i: int) -> None:
+        """argv[i], a word before the launch: the programs read there (the first of each kind kept)."""
+        from stackcheck.launch.elsewhere import wrapper_at
+
+        argv, env = self.argv, self.env
+        self.policy = self.policy or _env_policy(argv, i, env)
+        self.root = self.root or _root_change(argv, i, env)
+        self.copies = self.copies or _srun_copies(argv, i, env)
+        self.srun_env += srun_env_gpus(argv, i, env)  # (imend8: srun's GPU options from its environment)
+        if self.wrapped is None:
+            self.wrapped = wrapper_at(argv, i, env)  # (igap54: ssh, docker exec, conda run, torchrun, ...)
+            if self.wrapped is None:
+                _mpi_seen(self.trace, argv, i, env)
+
+    def note(self, target: int, level: Sequence[str], cleared: bool = False) -> None:
+        """The notes of the launch found at (or through) argv[target], `level` the command's words before it;
+        `cleared`: an `env -i` at argv[target] gives the launch's whole environment (no policy's, the wrapper's)."""
+        trace = self.trace
+        _policy_seen(trace, None if cleared else self.policy)
+        _root_seen(trace, self.root)
+        _copies_seen(trace, self.copies)
+        _srun_env_seen(trace, self.srun_env)
+        _wrapped_seen(trace, self.wrapped, cleared)
+        _unplaced_seen(trace, self.argv, target, self.env, self.mapping)
+        _level(trace, level)
+
+
 class _EnvHop:
     """An `env` of find_launch's command that runs the rest: the words and environment it runs them with, and the
     notes to make for the command around it once the launch is found there."""
@@ -261,15 +304,12 @@ def _find_launch_level(
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     su = os.path.basename(argv[0]) in _SU if argv else False
     strings, stop = flock_sites(argv)
-    policy = _env_policy(argv, 0, env) if argv else None
-    root = _root_change(argv, 0, env) if argv else None
-    copies = (_srun_copies(argv, 0, env) if argv else None) or _srun_nested(argv)
-    srun_env = srun_env_gpus(argv, 0, env) if argv else []  # (imend8: srun's GPU options from its environment)
-    from stackcheck.launch.elsewhere import wrapper_at
+    from functools import partial
 
-    wrapped = wrapper_at(argv, 0, env) if argv else None  # (igap54: ssh, docker exec, conda run, torchrun, ...)
-    if argv and wrapped is None:
-        _mpi_seen(trace, argv, 0, env)
+    seen = _Seen(trace, argv, env, mapping)
+    if argv:
+        seen.passed(0)
+    seen.copies = seen.copies or _srun_nested(argv)
     shell_name = os.path.basename(argv[0]) if shell else None  # (the program whose -c string is read: `time` in it)
     for i in range(1, len(argv) if stop != 0 else 1):
         if i == stop:
@@ -294,7 +334,7 @@ def _find_launch_level(
             cleared = False
             # (behind sudo: env starts from sudo's environment, known only where -i clears it; behind ssh / docker
             # exec likewise from the other box's, igap54)
-            if policy is not None or (wrapped is not None and wrapped.kind == "elsewhere"):
+            if seen.policy is not None or (seen.wrapped is not None and seen.wrapped.kind == "elsewhere"):
                 from stackcheck.assembly.env_prefix import read_env
 
                 read = read_env(argv[i + 1 :], {})
@@ -308,19 +348,11 @@ def _find_launch_level(
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
                     trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
-                return _EnvHop(list(after_env), dict(inner_env), _env_seen(
-                    trace, (None if cleared else policy, root, copies, list(srun_env), wrapped, cleared),
-                    (argv, i, env, mapping)))  # fmt: skip
+                return _EnvHop(list(after_env), dict(inner_env), partial(seen.note, i, argv[:i], cleared))
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
-                _policy_seen(trace, policy)
-                _root_seen(trace, root)
-                _copies_seen(trace, copies)
-                _srun_env_seen(trace, srun_env)
-                _wrapped_seen(trace, wrapped)
-                _unplaced_seen(trace, argv, i, env, mapping)
-                _level(trace, argv)
+                seen.note(i, argv)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         text = argv[at] if at is not None else _su_command(argv, i) if su else None
@@ -338,13 +370,7 @@ def _find_launch_level(
             if reads is not None and trace is not None:
                 trace.setdefault("runner_problems", []).append(_in_shell_problem(reads, start=True))
             if inner is not None:
-                _policy_seen(trace, policy)
-                _root_seen(trace, root)
-                _copies_seen(trace, copies)
-                _srun_env_seen(trace, srun_env)
-                _wrapped_seen(trace, wrapped)
-                _unplaced_seen(trace, argv, at if at is not None else i, env, mapping)
-                _level(trace, argv[:i])
+                seen.note(at if at is not None else i, argv[:i])
                 return inner
             break
         shell = shell or prog in _C_RUNNERS
@@ -353,14 +379,7 @@ def _find_launch_level(
         su = su or prog in _SU
         # (each srun reads only its own options, runners.srun_options since igap53: a nested srun's --export is its
         # own, and 2,000 sruns read 2,000 short option lists, linear)
-        policy = policy or _env_policy(argv, i, env)
-        root = root or _root_change(argv, i, env)
-        copies = copies or _srun_copies(argv, i, env)
-        srun_env += srun_env_gpus(argv, i, env)
-        if wrapped is None:
-            wrapped = wrapper_at(argv, i, env)
-            if wrapped is None:
-                _mpi_seen(trace, argv, i, env)
+        seen.passed(i)
     return None, list(argv[1:]), dict(env)
 
 
@@ -392,27 +411,6 @@ def _other_cgroup(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
         if any(name in env for name in _SRUN_MEM_ENV):
             return "srun runs it in a step of the memory limit SLURM_MEM_PER_* set"
     return None
-
-
-def _env_seen(
-    trace: dict[str, Any] | None,
-    state: tuple[str | None, str | None, str | None, list[Any], Any, bool],
-    at: tuple[Sequence[str], int, Mapping[str, str], Mapping[str, Any]],
-) -> Callable[[], None]:
-    """The notes of a command whose `env` at argv[i] runs the launch (find_launch makes them once it is found)."""
-    policy, root, copies, srun_env, wrapped, cleared = state
-    argv, i, env, mapping = at
-
-    def seen() -> None:
-        _policy_seen(trace, policy)
-        _root_seen(trace, root)
-        _copies_seen(trace, copies)
-        _srun_env_seen(trace, srun_env)
-        _wrapped_seen(trace, wrapped, cleared)
-        _unplaced_seen(trace, argv, i, env, mapping)
-        _level(trace, argv[:i])
-
-    return seen
 
 
 def _mpi_seen(trace: dict[str, Any] | None, argv: Sequence[str], i: int, env: Mapping[str, str]) -> None:
