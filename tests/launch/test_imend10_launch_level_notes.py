@@ -53,4 +53,4 @@ def test_each_return_notes_the_record_once(
     assert entry == "launch-server"
     assert calls == notes
     assert {key: trace.get(key) for key in want} == want
-    assert trace["levels"][0] == (line if notes[0][0] == 3 else line[:3 if "bash" in line else 2])  # (words before)
+    assert trace["levels"][0] == (line if notes[0][0] == 3 else line[: 3 if "bash" in line else 2])  # (words before)
