@@ -83,6 +83,8 @@ from stackcheck.verdicts import EFFECT_ORDER
 if TYPE_CHECKING:
     from typing import Any
 
+    from stackcheck.launch.runners import SrunLine
+
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 # python options that take a separate value (python -X dev -W error -m mod)
 _PY_VALUE_OPTS = {"-X", "-W", "-Q", "--check-hash-based-pycs"}
@@ -235,6 +237,52 @@ def find_launch(
         return got
 
 
+@record
+class _Seen:
+    """What find_launch notes of one command (its words, environment, launch.json mapping) once the launch is found in
+    it: the programs read on the way (ENV_POLICY, ROOT_CHANGE, srun's copies and GPU options from its environment, a
+    wrapper). imend10: one record, noted at every return; the six notes were repeated at each and in _env_seen."""
+
+    trace: dict[str, Any] | None
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    mapping: Mapping[str, Any]
+    policy: str | None = None
+    root: str | None = None
+    copies: str | None = None
+    srun_env: list[tuple[str, int | None]] = field(default_factory=list)
+    wrapped: Any = None
+
+    def passed(self, i: int) -> None:
+        """argv[i], a word before the launch: the programs read there (the first of each kind kept)."""
+        from stackcheck.launch.elsewhere import wrapper_at
+        from stackcheck.launch.runners import srun_line
+
+        argv, env = self.argv, self.env
+        self.policy = self.policy or _env_policy(argv, i, env)
+        self.root = self.root or _root_change(argv, i, env)
+        if os.path.basename(argv[i]) == "srun":  # (its options read once for both: imend10)
+            line = srun_line(argv, i)
+            self.copies = self.copies or _srun_copies(line, env)
+            self.srun_env += srun_env_gpus(line, env)  # (imend8: srun's GPU options from its environment)
+        if self.wrapped is None:
+            self.wrapped = wrapper_at(argv, i, env)  # (igap54: ssh, docker exec, conda run, torchrun, ...)
+            if self.wrapped is None:
+                _mpi_seen(self.trace, argv, i, env)
+
+    def note(self, target: int, level: Sequence[str], cleared: bool = False) -> None:
+        """The notes of the launch found at (or through) argv[target], `level` the command's words before it;
+        `cleared`: an `env -i` at argv[target] gives the launch's whole environment (no policy's, the wrapper's)."""
+        trace = self.trace
+        _policy_seen(trace, None if cleared else self.policy)
+        _root_seen(trace, self.root)
+        _copies_seen(trace, self.copies)
+        _srun_env_seen(trace, self.srun_env)
+        _wrapped_seen(trace, self.wrapped, cleared)
+        _unplaced_seen(trace, self.argv, target, self.env, self.mapping)
+        _level(trace, level)
+
+
 class _EnvHop:
     """An `env` of find_launch's command that runs the rest: the words and environment it runs them with, and the
     notes to make for the command around it once the launch is found there."""
@@ -261,15 +309,12 @@ def _find_launch_level(
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     su = os.path.basename(argv[0]) in _SU if argv else False
     strings, stop = flock_sites(argv)
-    policy = _env_policy(argv, 0, env) if argv else None
-    root = _root_change(argv, 0, env) if argv else None
-    copies = (_srun_copies(argv, 0, env) if argv else None) or _srun_nested(argv)
-    srun_env = srun_env_gpus(argv, 0, env) if argv else []  # (imend8: srun's GPU options from its environment)
-    from stackcheck.launch.elsewhere import wrapper_at
+    from functools import partial
 
-    wrapped = wrapper_at(argv, 0, env) if argv else None  # (igap54: ssh, docker exec, conda run, torchrun, ...)
-    if argv and wrapped is None:
-        _mpi_seen(trace, argv, 0, env)
+    seen = _Seen(trace, argv, env, mapping)
+    if argv:
+        seen.passed(0)
+    seen.copies = seen.copies or _srun_nested(argv)
     shell_name = os.path.basename(argv[0]) if shell else None  # (the program whose -c string is read: `time` in it)
     for i in range(1, len(argv) if stop != 0 else 1):
         if i == stop:
@@ -294,7 +339,7 @@ def _find_launch_level(
             cleared = False
             # (behind sudo: env starts from sudo's environment, known only where -i clears it; behind ssh / docker
             # exec likewise from the other box's, igap54)
-            if policy is not None or (wrapped is not None and wrapped.kind == "elsewhere"):
+            if seen.policy is not None or (seen.wrapped is not None and seen.wrapped.kind == "elsewhere"):
                 from stackcheck.assembly.env_prefix import read_env
 
                 read = read_env(argv[i + 1 :], {})
@@ -308,19 +353,11 @@ def _find_launch_level(
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
                     trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
-                return _EnvHop(list(after_env), dict(inner_env), _env_seen(
-                    trace, (None if cleared else policy, root, copies, list(srun_env), wrapped, cleared),
-                    (argv, i, env, mapping)))  # fmt: skip
+                return _EnvHop(list(after_env), dict(inner_env), partial(seen.note, i, argv[:i], cleared))
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
-                _policy_seen(trace, policy)
-                _root_seen(trace, root)
-                _copies_seen(trace, copies)
-                _srun_env_seen(trace, srun_env)
-                _wrapped_seen(trace, wrapped)
-                _unplaced_seen(trace, argv, i, env, mapping)
-                _level(trace, argv)
+                seen.note(i, argv)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         text = argv[at] if at is not None else _su_command(argv, i) if su else None
@@ -338,13 +375,7 @@ def _find_launch_level(
             if reads is not None and trace is not None:
                 trace.setdefault("runner_problems", []).append(_in_shell_problem(reads, start=True))
             if inner is not None:
-                _policy_seen(trace, policy)
-                _root_seen(trace, root)
-                _copies_seen(trace, copies)
-                _srun_env_seen(trace, srun_env)
-                _wrapped_seen(trace, wrapped)
-                _unplaced_seen(trace, argv, at if at is not None else i, env, mapping)
-                _level(trace, argv[:i])
+                seen.note(at if at is not None else i, argv[:i])
                 return inner
             break
         shell = shell or prog in _C_RUNNERS
@@ -353,14 +384,7 @@ def _find_launch_level(
         su = su or prog in _SU
         # (each srun reads only its own options, runners.srun_options since igap53: a nested srun's --export is its
         # own, and 2,000 sruns read 2,000 short option lists, linear)
-        policy = policy or _env_policy(argv, i, env)
-        root = root or _root_change(argv, i, env)
-        copies = copies or _srun_copies(argv, i, env)
-        srun_env += srun_env_gpus(argv, i, env)
-        if wrapped is None:
-            wrapped = wrapper_at(argv, i, env)
-            if wrapped is None:
-                _mpi_seen(trace, argv, i, env)
+        seen.passed(i)
     return None, list(argv[1:]), dict(env)
 
 
@@ -376,7 +400,7 @@ def _other_cgroup(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
     option on its line or in its environment (every such word read: one inside the launch's own words only makes the
     HiCache rule unknown), or a word `systemd-run` (its scope or service is a unit of its own slice: system.slice, or
     --slice's), else None."""
-    from stackcheck.launch.runners import srun_options
+    from stackcheck.launch.runners import srun_line
 
     # (a prefix shorter than --mem names several srun options, which srun refuses: only a word from --mem on is read,
     # and srun's options only where one is there, so a line of many sruns is not read again: irobust6)
@@ -387,32 +411,11 @@ def _other_cgroup(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
             return "systemd-run runs it in a unit of its own slice"
         if prog != "srun":
             continue
-        if mem_word and any(set(names) & _SRUN_MEM_OPTIONS for names, _ in srun_options(argv, i)):
+        if mem_word and any(set(names) & _SRUN_MEM_OPTIONS for names, _ in srun_line(argv, i).options):
             return "srun --mem / --mem-per-cpu / --mem-per-gpu runs it in a step of that memory limit"
         if any(name in env for name in _SRUN_MEM_ENV):
             return "srun runs it in a step of the memory limit SLURM_MEM_PER_* set"
     return None
-
-
-def _env_seen(
-    trace: dict[str, Any] | None,
-    state: tuple[str | None, str | None, str | None, list[Any], Any, bool],
-    at: tuple[Sequence[str], int, Mapping[str, str], Mapping[str, Any]],
-) -> Callable[[], None]:
-    """The notes of a command whose `env` at argv[i] runs the launch (find_launch makes them once it is found)."""
-    policy, root, copies, srun_env, wrapped, cleared = state
-    argv, i, env, mapping = at
-
-    def seen() -> None:
-        _policy_seen(trace, policy)
-        _root_seen(trace, root)
-        _copies_seen(trace, copies)
-        _srun_env_seen(trace, srun_env)
-        _wrapped_seen(trace, wrapped, cleared)
-        _unplaced_seen(trace, argv, i, env, mapping)
-        _level(trace, argv[:i])
-
-    return seen
 
 
 def _mpi_seen(trace: dict[str, Any] | None, argv: Sequence[str], i: int, env: Mapping[str, str]) -> None:
@@ -607,61 +610,12 @@ SRUN_TASKS_SOURCES = [
      "url": "https://pypi.org/project/sglang/0.5.23/"},
 ]  # fmt: skip
 
-_SRUN_SHORT_VALUE = "ABcCdDeGiJLmMnNopqStTwWx"  # (runners.RUNNERS["srun"]'s short options taking a value)
 
-
-def _srun_counts(argv: Sequence[str], i: int) -> dict[str, str]:
-    """srun's (argv[i]) -n / -N / --ntasks-per-node / -G as given before its command: {"ntasks" | "nodes" |
-    "ntasks-per-node" | "gpus": the last value given}; a long option's prefix read as getopt_long does
-    (runners.srun_long), a short option's cluster (`-vn2`) as getopt does. One pass in the order written, each
-    option's value skipped (irobust7: the long options were read first and the short ones after, each word alone, so
-    `srun -n 1 --ntasks=4` (srun: 4 tasks, the last), `srun -n 4 -J -n1` (-n1 is the job's name) and `srun --gpus=2
-    -G 1` (1 GPU) were read as one task, or two GPUs)."""
-    from stackcheck.launch.runners import RUNNERS, SRUN_LONG_VALUE, read_runner, srun_long
-
-    got: dict[str, str] = {}
-    end = read_runner(argv, i).command
-    words = list(argv[i + 1 : len(argv) if end is None else end])
-    takes = SRUN_LONG_VALUE | RUNNERS["srun"].long_value
-    k = 0
-    while k < len(words):
-        word = words[k]
-        k += 1
-        if word == "--":
-            break
-        if word.startswith("--"):
-            names = srun_long(word)
-            value: str | None = None
-            if "=" in word:
-                value = word.split("=", 1)[1]
-            elif len(names) == 1 and names[0] in takes:
-                value = words[k] if k < len(words) else "?"
-                k += 1
-            if len(names) == 1 and names[0] in ("ntasks", "nodes", "ntasks-per-node", "gpus"):
-                got[names[0]] = value if value is not None else "?"
-            continue
-        if not word.startswith("-") or word == "-":
-            continue
-        for j, ch in enumerate(word[1:], start=1):
-            if ch in _SRUN_SHORT_VALUE:
-                value = word[j + 1 :]
-                if not value:
-                    value = words[k] if k < len(words) else "?"
-                    k += 1
-                if ch in "nNG":
-                    got["ntasks" if ch == "n" else "nodes" if ch == "N" else "gpus"] = value
-                break
-    return got
-
-
-def _srun_copies(argv: Sequence[str], i: int, env: Mapping[str, str] | None = None) -> str | None:
-    """Why srun (argv[i]) may run more than one copy of its command on one node (ifc56: SRUN_TASKS_SOURCES), None
-    for any other word and where it runs at most one a node: no task count above 1, or -N at least the count with
+def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
+    """Why an srun (its options: runners.srun_line) may run more than one copy of its command on one node (ifc56:
+    SRUN_TASKS_SOURCES), None where it runs at most one a node: no task count above 1, or -N at least the count with
     no --ntasks-per-node above 1. A count that is no whole number is taken as more than one (fail closed)."""
-    if os.path.basename(argv[i]) != "srun":
-        return None
-    env = env or {}
-    got = _srun_counts(argv, i)
+    got = line.counts
     ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
     nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
     per_node_raw = got.get("ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE")
@@ -755,22 +709,19 @@ def _small_count(text: str, other: int | None) -> int | None:
     return int(text) if text.isdigit() and text.isascii() and len(text) <= 9 else other
 
 
-def srun_gpus(argv: Sequence[str]) -> list[tuple[str, int | None]]:
-    """Each srun GPU option on the line before its command, with the count it gives (_gpu_count)."""
-    from stackcheck.launch.runners import srun_options
-
+def srun_gpus(sruns: Sequence[SrunLine]) -> list[tuple[str, int | None]]:
+    """Each GPU option of the sruns (runners.srun_line) on the line before their command, with the count it gives
+    (_gpu_count)."""
     out: list[tuple[str, int | None]] = []
-    for i, word in enumerate(argv):
-        if os.path.basename(word) != "srun":
-            continue
-        for names, value in srun_options(argv, i):
+    for line in sruns:
+        for names, value in line.options:
             if len(names) == 1 and names[0] in ("gpus-per-task", "gpus-per-node", "gres", "tres-per-task"):
                 got = _gpu_count(f"--{names[0]}", value)  # (--tres-per-task gres/gpu:N, a form not read: None)
                 if not (names[0] in ("gres", "tres-per-task") and got == 0):
                     out.append((f"--{names[0]}={value}", got))
             elif len(names) == 1 and names[0] == "gpus-per-socket":  # (ifc59: the sockets a task spans not read)
                 out.append((f"--{names[0]}={value}", None))
-        counts = _srun_counts(argv, i)
+        counts = line.counts
         gpus = counts.get("gpus")  # (--gpus / -G: the last one given)
         if gpus is not None:
             # (ifc59: --gpus is the step's total over its nodes; with -N above 1 each node's share is not known)
@@ -798,15 +749,12 @@ SRUN_GPU_ENV = (
 )
 
 
-def srun_env_gpus(argv: Sequence[str], at: int, env: Mapping[str, str]) -> list[tuple[str, int | None]]:
-    """The GPU options srun (argv[at]) takes from its environment `env` and not from its line, each with the count it
-    gives (_gpu_count; --tres-per-task: its gres/gpu entry as --gres's, another TRES no GPU): SRUN_GPU_ENV."""
-    from stackcheck.launch.runners import srun_options
-
-    if os.path.basename(argv[at]) != "srun":
-        return []
-    on_line = {names[0] for names, _ in srun_options(argv, at) if len(names) == 1}
-    if "gpus" in _srun_counts(argv, at):
+def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int | None]]:
+    """The GPU options an srun (runners.srun_line) takes from its environment `env` and not from its line, each with
+    the count it gives (_gpu_count; --tres-per-task: its gres/gpu entry as --gres's, another TRES no GPU):
+    SRUN_GPU_ENV."""
+    on_line = {names[0] for names, _ in line.options if len(names) == 1}
+    if "gpus" in line.counts:
         on_line.add("gpus")
     out: list[tuple[str, int | None]] = []
     for var, option in SRUN_GPU_ENV:
@@ -880,14 +828,12 @@ SRUN_NODE_RANK_SOURCE = [
 ]  # fmt: skip
 
 
-def _srun_spread(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
-    """How an srun of `argv` runs its command on more than one node (-N / --nodes above 1, SLURM_NNODES from an
-    allocation, or more than one task: on one node that is _srun_copies' refusal, else several nodes), None where
-    every srun runs it on one node (a count not read: taken as several, fail closed)."""
-    for i, word in enumerate(argv):
-        if os.path.basename(word) != "srun":
-            continue
-        got = _srun_counts(argv, i)
+def _srun_spread(sruns: Sequence[SrunLine], env: Mapping[str, str]) -> str | None:
+    """How one of the sruns (runners.srun_line) runs its command on more than one node (-N / --nodes above 1,
+    SLURM_NNODES from an allocation, or more than one task: on one node that is _srun_copies' refusal, else several
+    nodes), None where every srun runs it on one node (a count not read: taken as several, fail closed)."""
+    for line in sruns:
+        got = line.counts
         nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
         ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
         if nodes_raw is not None:
@@ -935,12 +881,12 @@ def srun_node_ids(argv: Sequence[str], trace: Mapping[str, Any], nnodes_word: st
     at = [k for k, w in enumerate(outer) if os.path.basename(w) == "srun"]
     if len(at) != 1 or any(os.path.basename(w) == "srun" for w in inner):
         return None
-    from stackcheck.launch.runners import read_runner
+    from stackcheck.launch.runners import srun_line
 
-    reading = read_runner(outer, at[0])  # (srun's command is the shell itself: `srun -N2 sudo bash -c` is not read)
+    reading = srun_line(outer, at[0])  # (srun's command is the shell itself: `srun -N2 sudo bash -c` is not read)
     if reading.unsure is not None or reading.command != len(outer) - 1:
         return None
-    got = _srun_counts(outer, at[0])
+    got = reading.counts
     nodes = _small_count((got.get("nodes") or "").strip(), None)
     tasks = _small_count((got.get("ntasks") or str(nodes)).strip(), None)
     per_node = _small_count((got.get("ntasks-per-node") or "1").strip(), None)
@@ -2584,7 +2530,10 @@ def derive(
                 d.launch[fact] = found[o["flag"]]
             elif "default" in o and o.get("value") == "int":
                 d.launch[fact] = o["default"]
-    gpus_given = srun_gpus(path) if "srun" in (os.path.basename(w) for w in path) else []
+    from stackcheck.launch.runners import srun_line
+
+    sruns = [srun_line(path, i) for i, w in enumerate(path) if os.path.basename(w) == "srun"]  # (read once: imend10)
+    gpus_given = srun_gpus(sruns)
     gpus_given += trace.get("srun_env_gpus", [])  # (imend8: where the line gives none, srun's environment)
     if gpus_given:  # (ifc56: srun's GPU options against what the launch asks for)
         tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)
@@ -2596,8 +2545,8 @@ def derive(
             short = next(((o, c) for o, c in gpus_given if c is None or c < asked), None)
             if short is not None:
                 d.problems.insert(0, srun_gpus_problem(short[0], asked))
-    if "srun" in (os.path.basename(w) for w in path):  # (ifc59: one --node-rank copied to every node)
-        spread = _srun_spread(path, cmd_env)
+    if sruns:  # (ifc59: one --node-rank copied to every node)
+        spread = _srun_spread(sruns, cmd_env)
         nnodes = whole_number(str(found.get("--nnodes", "1")), None, ascii_only=True)
         rank_raw = found.get("--node-rank", 0)
         rank = whole_number(str(rank_raw), None, ascii_only=True)

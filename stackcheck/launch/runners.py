@@ -246,27 +246,74 @@ def srun_long(word: str) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if n.startswith(name)))
 
 
+class SrunLine(NamedTuple):
+    """srun's options before its command, read once for all their readers (imend10: two loops, each after its own
+    read_runner, read them before). `command` / `unsure`: read_runner's; `options`: srun_options'; `counts`: -n / -N /
+    --ntasks-per-node / -G, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus": the last value given}."""
+
+    command: int | None
+    unsure: str | None
+    options: list[tuple[tuple[str, ...], str | None]]
+    counts: dict[str, str]
+
+
+_SRUN_COUNTED = {"ntasks": "ntasks", "nodes": "nodes", "ntasks-per-node": "ntasks-per-node", "gpus": "gpus",
+                 "n": "ntasks", "N": "nodes", "G": "gpus"}  # fmt: skip
+
+
+def srun_line(argv: Sequence[str], at: int) -> SrunLine:
+    """srun's (argv[at]) options in one walk (walk_options) of the words before its command, or of every later word
+    where read_runner does not place it (fail closed), each value skipped as getopt skips it (irobust7: `srun -n 4 -J
+    -n1`, -n1 the job's name; `-vn2`), a non-option word passed over. `options` lists every `--name[=value]` word up to
+    a `--`, a value's too (as srun_options always read them: `-J --export=NONE` is an --export, fail closed)."""
+    reading = read_runner(argv, at)
+    words = argv[at : len(argv) if reading.command is None else reading.command]  # (srun at 0)
+    takes = SRUN_LONG_VALUE | RUNNERS["srun"].long_value
+    options: list[tuple[tuple[str, ...], str | None]] = []
+    counts: dict[str, str] = {}
+    listing = [True]
+
+    def listed(k: int) -> None:  # (srun_options' entry of the word words[k], where it is a `--name` word)
+        word = words[k]
+        if not listing[0] or not word.startswith("--"):
+            return
+        if word == "--":
+            listing[0] = False
+            return
+        names = srun_long(word)
+        nxt = (words[k + 1] if k + 1 < len(words) else "") if len(names) == 1 and names[0] in takes else None
+        options.append((names, word.split("=", 1)[1] if "=" in word else nxt))
+
+    def value_of(i: int, key: str | None, inline: str | None, takes_next: bool) -> int:
+        value = inline if inline is not None else (words[i + 1] if i + 1 < len(words) else "?") if takes_next else None
+        if key is not None:
+            counts[key] = value if value is not None else "?"
+        if inline is None and takes_next and i + 1 < len(words):
+            listed(i + 1)  # (a value word srun_options reads too)
+        return 1 if inline is not None or not takes_next else 2
+
+    def long_option(i: int, word: str) -> int:
+        listed(i)
+        names = srun_long(word)
+        key = _SRUN_COUNTED.get(names[0]) if len(names) == 1 else None
+        inline = word.split("=", 1)[1] if "=" in word else None
+        return value_of(i, key, inline, inline is None and len(names) == 1 and names[0] in takes)
+
+    def short_option(i: int, word: str, j: int) -> int:
+        if word[j] not in RUNNERS["srun"].short_value:
+            return 0
+        return value_of(i, _SRUN_COUNTED.get(word[j]), word[j + 1 :] or None, True)
+
+    i, ended = 0, list[bool]()
+    while i < len(words) and not ended:
+        i = walk_options(words, i, long_option, short_option, ended)[0]  # (stops at a word that is no option: past it)
+    return SrunLine(reading.command, reading.unsure, options, counts)
+
+
 def srun_options(argv: Sequence[str], at: int) -> list[tuple[tuple[str, ...], str | None]]:
     """The long options srun (argv[at]) is given before its command, each as (the names it may be: srun_long, its
-    value: after `=`, else the next word for an option that takes one, else None); where the command's place is not
-    known (read_runner), every later word is read as one (fail closed: an option seen where it may not be)."""
-    end = read_runner(argv, at).command
-    words = argv[at + 1 : len(argv) if end is None else end]
-    out: list[tuple[tuple[str, ...], str | None]] = []
-    for k, word in enumerate(words):
-        if word == "--":
-            break
-        if not word.startswith("--"):
-            continue
-        names = srun_long(word)
-        if "=" in word:
-            value: str | None = word.split("=", 1)[1]
-        elif len(names) == 1 and names[0] in SRUN_LONG_VALUE | RUNNERS["srun"].long_value:
-            value = words[k + 1] if k + 1 < len(words) else ""
-        else:
-            value = None
-        out.append((names, value))
-    return out
+    value: after `=`, else the next word for an option that takes one, else None): srun_line's."""
+    return srun_line(argv, at).options
 
 
 def walk_options(

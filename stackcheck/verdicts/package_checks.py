@@ -1079,6 +1079,34 @@ def _no_address(where: str, config: Mapping[str, Any], keys: list[str]) -> str:
             "Mooncake's setup as the address, and what Mooncake does with it was not read")  # fmt: skip
 
 
+def _read_at_file(
+    extra_config: str, storage: str | None, sglang_version: str | None, read: Callable[[str], tuple[str, Any]] | None
+) -> tuple[str, Any, str, str]:
+    """The extra config's @FILE, one reading for every backend (imend10): (how, got, path, ext); how "fail" with got
+    (observed, message) where the release raises at startup (an extension it does not load, absent, a .json not JSON),
+    else the reader's tag and value. `storage`: the backend the message names, None for Mooncake's entry."""
+    import posixpath
+
+    flag = "--hicache-storage-backend-extra-config"
+    path = extra_config[1:]
+    ext = posixpath.splitext(path)[1].lower()
+    if ext not in (".json", ".toml", ".yaml", ".yml"):
+        before = "" if storage is None else " before it builds the storage backend,"
+        return ("fail", (f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
+                         f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, "
+                         f".yml){before} and raises ValueError 'Unsupported config file' (or the open fails) at "
+                         f"startup for {path!r}. Name a .json, .toml or .yaml file"), path, ext)  # fmt: skip
+    how, got = read(path) if read is not None and path else ("unread", "no path")
+    if how == "absent" or (how == "missing" and ext == ".json"):  # (imend9: the tag; the reader parses JSON only)
+        what = "it does not exist (FileNotFoundError)" if how == "absent" else "it is not JSON (json.load raises)"
+        before = "" if storage is None else f" before it builds the {storage} backend"
+        return ("fail", (f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file {flag} names "
+                         f"with @ ({path!r}, from the server's working directory){before} and raises at startup: "
+                         f"{what}. Give a readable JSON file, or the extra config as JSON text"),
+                path, ext)  # fmt: skip
+    return (how, got, path, ext)
+
+
 def _any_backend_file(
     storage: str,
     extra_config: str,
@@ -1090,37 +1118,19 @@ def _any_backend_file(
     storage_configs.extra_config_file open and parse it (imend9): absent, a .json file not JSON or an extension the
     release does not load fails; a .toml / .yaml file, or one not read here, is unknown; a JSON file read is no verdict
     (what the backend reads in it is not judged). None outside those releases (or no such table)."""
-    import posixpath
-
     if not isinstance(generic, Mapping) or _version_in(sglang_version, str(generic.get("versions") or "")) is not True:
         return None
-    flag = "--hicache-storage-backend-extra-config"
-    subject = f"--hicache-storage-backend {storage}"
-    required = f"{flag} @FILE naming a readable .json (or .toml / .yaml) file"
-    source = generic.get("source")
-    path = extra_config[1:]
-    ext = posixpath.splitext(path)[1].lower()
-
-    def result(status: Status, observed: str, message: str) -> CheckResult:
-        return CheckResult(STORAGE_CONFIG_CHECK, status, observed, required, f"{subject}: {message}", source, subject)
-
-    if ext not in (".json", ".toml", ".yaml", ".yml"):
-        return result("fail", f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
-                      f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, .yml) "
-                      f"before it builds the storage backend, and raises ValueError 'Unsupported config file' (or the "
-                      f"open fails) at startup for {path!r}. Name a .json, .toml or .yaml file")  # fmt: skip
-    how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
-    if how == "absent" or (how == "missing" and ext == ".json"):
-        what = "it does not exist (FileNotFoundError)" if how == "absent" else "it is not JSON (json.load raises)"
-        return result("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file {flag} "
-                      f"names with @ ({path!r}, from the server's working directory) before it builds the {storage} "
-                      f"backend and raises at startup: {what}. Give a readable JSON file, or the extra config as JSON "
-                      "text")  # fmt: skip
+    flag, subject = "--hicache-storage-backend-extra-config", f"--hicache-storage-backend {storage}"
+    how, got, path, ext = _read_at_file(extra_config, storage, sglang_version, read_config_file)
     if how == "read" and ext == ".json":
         return None
     why = got if how == "unread" else f"a {ext} file is not parsed here"
-    return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} parses {path!r} before it "
-                  f"builds the {storage} backend (a file it cannot parse raises at startup): {why}")  # fmt: skip
+    observed, message = got if how == "fail" else (f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} "
+        f"parses {path!r} before it builds the {storage} backend (a file it cannot parse raises at startup): "
+        f"{why}")  # fmt: skip
+    return CheckResult(STORAGE_CONFIG_CHECK, "fail" if how == "fail" else "unknown", observed, f"{flag} @FILE naming "
+                       "a readable .json (or .toml / .yaml) file", f"{subject}: {message}", generic.get("source"),
+                       subject)  # fmt: skip
 
 
 def check_storage_config(
@@ -1204,29 +1214,15 @@ def check_storage_config(
     if at_file and keys and file_range and _version_in(sglang_version, file_range) is True:
         # (igap56) `@PATH`: the release opens PATH (from the server's working directory) and loads it by its
         # extension; a file it cannot open or parse, or an extension it does not take, raises at startup
-        import posixpath
-
-        path = str(extra_config)[1:]
-        ext = posixpath.splitext(path)[1].lower()
-        flag = "--hicache-storage-backend-extra-config"
-        if ext not in (".json", ".toml", ".yaml", ".yml"):
-            return result("fail", f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
-                          f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, "
-                          f".yml) and raises ValueError 'Unsupported config file' (or the open fails) at startup for "
-                          f"{path!r}. Name a .json, .toml or .yaml file")  # fmt: skip
-        how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
-        absent = how == "absent"  # (imend9: the reader's tag, not its message: a path holding "does not exist" was
-        # read as absent, and a .toml / .yaml file there failed)
-        if absent or (how == "missing" and ext == ".json"):  # (the reader parses JSON: a .toml / .yaml is not)
-            what = "it does not exist (FileNotFoundError)" if absent else "it is not JSON (json.load raises)"
-            return result("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file "
-                          f"{flag} names with @ ({path!r}, from the server's working directory) and raises at "
-                          f"startup: {what}. Give a readable JSON file, or the extra config as JSON text")  # fmt: skip
+        how, got, path, ext = _read_at_file(str(extra_config), None, sglang_version, read_config_file)
+        if how == "fail":
+            return result("fail", *got)
         if how != "read" or ext != ".json" or not isinstance(got, dict):
             why = got if how == "unread" else (f"a {ext} file is not read here" if ext != ".json" else
                                                "its JSON is no object")  # fmt: skip
-            return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} reads the store's "
-                          f"extra config from {path!r}: {why}, so whether it names the store is not known")  # fmt: skip
+            return result("unknown", f"--hicache-storage-backend-extra-config {extra_config!r} not read", f"SGLang "
+                          f"{sglang_version} reads the store's extra config from {path!r}: {why}, so whether it names "
+                          "the store is not known")  # fmt: skip
         extra_config = _as_json(got)
     if extra_config and keys:  # (an empty text is no extra config: the release parses only a non-empty one)
         import json
