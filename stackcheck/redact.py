@@ -115,7 +115,10 @@ _ASSIGN = _lazy(
     # (a key and its value may be quoted with escaped quotes: a JSON text inside a JSON string, `{\"HF_TOKEN\": \"v\"}`)
     r"|[A-Za-z0-9]+[_\-.]key|(?:access|refresh|auth|id|session)[_\-]?token)(?![A-Za-z0-9])\\?[\"']?)"
     r"(?P<sep>\s*[=:]\s*)"
-    r"(?P<value>\\\"[^\"\n]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)\]}\"']+)",
+    # (irobust9) a JSON array or object after the key (`"password": ["v"]`, `"secret": {"value": "v"}`) is masked up to
+    # its first closing bracket (a nested one's: past every string of the innermost), at most 1,000 characters so a
+    # long line of unclosed brackets stays linear; it took the `[` alone and showed the secret after it
+    r"(?P<value>\\\"[^\"\n]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|\[[^\]\n]{0,1000}\]|\{[^}\n]{0,1000}\}|[^\s,;)\]}\"']+)",
     re.IGNORECASE,
 )
 #: a word every key of _ASSIGN holds, matched under the same IGNORECASE (so with the same case folding): a text
