@@ -303,7 +303,28 @@ def _mask_userinfo(m: re.Match[str]) -> str:
             continue
         password = head[colon + 1 :]
         if password and not password.startswith("/") and password != MASK:
+            if _source_id_shape(password, host.group(0), after):
+                return word
             return f"{head[:user]}{MASK}@{host.group(0)}{after}"
+
+
+#: (irobust9) the id of a source that is a file in a repository (knowledge/sources.derived_id: `REPO:FILE@REF`,
+#: `sglang:server_args.py@v0.5.9`, `sudo:env.c@main`) has the shape of `user:password@host`: every public output
+#: showed such a citation as `***@v0.5.9`. Kept where the "password" is a source file's name (an extension of source
+#: or text, or one of the extensionless names the manifests cite), the "host" a ref (a commit's 7-40 hex digits, a
+#: `v` tag with an optional `NAME-` before it and `-N` after, main, master, HEAD: not a host name or an IPv4
+#: address), and nothing but punctuation follows (not `:PORT`)
+_SOURCE_FILE = _lazy(
+    r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\.(?:py|pyi|pyx|go|c|h|cc|cpp|cxx|cu|cuh|hpp|hh|inc|sh|md|txt|rst|html|toml|ya?ml"
+    r"|json|cmake|mk|in|cfg|ini|conf|bzl|rs)|Dockerfile|Makefile|control|\."
+)
+_SOURCE_REF = _lazy(r"(?:[0-9a-f]{7,40}|(?:[a-z]+-)?v\d+(?:\.\d+)*(?:-\d+)?|main|master|HEAD)\.?")
+
+
+def _source_id_shape(password: str, host: str, after: str) -> bool:
+    if after.strip(":,;).") or not _SOURCE_REF.fullmatch(host):
+        return False
+    return _SOURCE_FILE.fullmatch(password) is not None
 
 
 def _assign_masked(m: re.Match[str]) -> str:
