@@ -8,7 +8,9 @@ refuse at its edges (no value, extra data after it, a byte-order mark) or of byt
 by json.loads, which raises its own error; `dumps` with an option other than these (`indent`, `default`, `cls`, ...)
 or of a value the C encoder refuses (a type JSON has none for, a circular reference, NaN with allow_nan=False) is
 json.dumps's answer or error. Errors inside a document come from the C scanner, as json.loads's do
-(json.decoder.JSONDecodeError: `is_decode_error` tells one apart without importing json before one is raised).
+(json.decoder.JSONDecodeError: `is_decode_error` tells one apart without importing json before one is raised), or
+from json itself where the scanner cannot raise it (an error inside a string on 3.10 / 3.11 before json.decoder is
+imported).
 tests/test_lean_json.py holds both equal to json on listed and generated documents."""
 
 from __future__ import annotations
@@ -84,7 +86,10 @@ def loads(
         at += 1
     try:
         value, at = scan(s, at)
-    except StopIteration:  # (no value where one must begin, or a BOM: json's own error)
+    except (StopIteration, SystemError):
+        # (no value where one must begin, or a BOM: json's own error; SystemError: an error inside a string on
+        # Python 3.10 / 3.11, whose C scanner raises JSONDecodeError only where json.decoder is already imported and
+        # otherwise returns NULL with no exception set: json.loads raises the JSONDecodeError, irobust9)
         return _json().loads(s, parse_constant=parse_constant, object_pairs_hook=object_pairs_hook)
     while at < end and s[at] in _SPACE:
         at += 1

@@ -115,7 +115,10 @@ _ASSIGN = _lazy(
     # (a key and its value may be quoted with escaped quotes: a JSON text inside a JSON string, `{\"HF_TOKEN\": \"v\"}`)
     r"|[A-Za-z0-9]+[_\-.]key|(?:access|refresh|auth|id|session)[_\-]?token)(?![A-Za-z0-9])\\?[\"']?)"
     r"(?P<sep>\s*[=:]\s*)"
-    r"(?P<value>\\\"[^\"\n]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)\]}\"']+)",
+    # (irobust9) a JSON array or object after the key (`"password": ["v"]`, `"secret": {"value": "v"}`) is masked up to
+    # its first closing bracket (a nested one's: past every string of the innermost), at most 1,000 characters so a
+    # long line of unclosed brackets stays linear; it took the `[` alone and showed the secret after it
+    r"(?P<value>\\\"[^\"\n]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|\[[^\]\n]{0,1000}\]|\{[^}\n]{0,1000}\}|[^\s,;)\]}\"']+)",
     re.IGNORECASE,
 )
 #: a word every key of _ASSIGN holds, matched under the same IGNORECASE (so with the same case folding): a text
@@ -300,7 +303,28 @@ def _mask_userinfo(m: re.Match[str]) -> str:
             continue
         password = head[colon + 1 :]
         if password and not password.startswith("/") and password != MASK:
+            if _source_id_shape(password, host.group(0), after):
+                return word
             return f"{head[:user]}{MASK}@{host.group(0)}{after}"
+
+
+#: (irobust9) the id of a source that is a file in a repository (knowledge/sources.derived_id: `REPO:FILE@REF`,
+#: `sglang:server_args.py@v0.5.9`, `sudo:env.c@main`) has the shape of `user:password@host`: every public output
+#: showed such a citation as `***@v0.5.9`. Kept where the "password" is a source file's name (an extension of source
+#: or text, or one of the extensionless names the manifests cite), the "host" a ref (a commit's 7-40 hex digits, a
+#: `v` tag with an optional `NAME-` before it and `-N` after, main, master, HEAD: not a host name or an IPv4
+#: address), and nothing but punctuation follows (not `:PORT`)
+_SOURCE_FILE = _lazy(
+    r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\.(?:py|pyi|pyx|go|c|h|cc|cpp|cxx|cu|cuh|hpp|hh|inc|sh|md|txt|rst|html|toml|ya?ml"
+    r"|json|cmake|mk|in|cfg|ini|conf|bzl|rs)|Dockerfile|Makefile|control|\."
+)
+_SOURCE_REF = _lazy(r"(?:[0-9a-f]{7,40}|(?:[a-z]+-)?v\d+(?:\.\d+)*(?:-\d+)?|main|master|HEAD)\.?")
+
+
+def _source_id_shape(password: str, host: str, after: str) -> bool:
+    if after.strip(":,;).") or not _SOURCE_REF.fullmatch(host):
+        return False
+    return _SOURCE_FILE.fullmatch(password) is not None
 
 
 def _assign_masked(m: re.Match[str]) -> str:

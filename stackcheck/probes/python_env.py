@@ -327,6 +327,10 @@ def parse_answer(text: str) -> dict[str, Any]:
     try:
         if last.startswith('{"'):  # a cached answer (JSON)
             data = lean_json.loads(last)
+        elif not last.startswith("{'") or "'stackcheck': 1" not in last:
+            # (irobust9) not the one-liner's dict: refused before ast's parser, which holds the interpreter lock ~5 s
+            # over a 1 MiB literal of small items (`[1,1,...]`), the probes' budget standing still
+            raise ValueError
         else:  # the one-liner's repr(): literals only, read without evaluating anything
             from stackcheck.pyast import literal_eval  # imports ast here, not at import: ~4 ms on Python 3.12
 
