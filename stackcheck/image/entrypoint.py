@@ -62,7 +62,8 @@ _EXPORT = re.compile(r"export ([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"$`\\]*\"|'[^']*'|[
 _HEREDOC = re.compile(r"cat <<-?\s*(['\"]?)([A-Za-z_]+)\1")
 #: what makes a print line run or write something: command substitution, arithmetic with assignment, a
 #: default-assigning expansion, a list or pipe, a redirection (other than to stderr)
-_RUNS = re.compile(r"\$\(|`|:=|;|&&|\|\||\||<|>(?!&2\b)|\bsource\b|\beval\b")
+_RUNS = re.compile(r"\$\(|`|:=|;|&&|\|\||\||<|>(?!&2\b)|\bsource\b|\beval\b|^printf\s+(\S+\s+)*-v\b")
+#: (ifc62) `printf -v NAME ...` assigns NAME: a variable the image's Env exported reaches the command changed
 
 
 @dataclass
@@ -186,6 +187,9 @@ def part_exports(text: str) -> tuple[dict[str, str], str | None]:
             if export.group(1) not in _CONDITIONAL_OK:
                 return {}, f"it exports {export.group(1)} only where a test holds"
             continue
+        if export is not None and re.match(r"~|[^\"']*:~", export.group(2)):
+            # (ifc62: bash expands an unquoted ~ at the start of an assignment's value and after each ':')
+            return {}, f"its line {number} exports a value bash expands (~)"
         if export is not None:
             value = export.group(2)
             env[export.group(1)] = value[1:-1] if value[:1] in ("'", '"') else value
@@ -220,7 +224,9 @@ def read_entrypoint(view: FileView, command: Sequence[str], env: dict[str, str])
         return EntrypointReading(False, why=f"{parts_dir} is not read")
     out = dict(env)
     parts: list[str] = []
-    for name in sorted(n for n in names if n.endswith((".txt", ".sh"))):  # (glob order: C-locale names assumed)
+    # (glob order: C-locale names assumed; ifc62: the glob's leading * matches no name starting with '.', which bash
+    # leaves out without dotglob, so a hidden part is not sourced and its exports never reach the command)
+    for name in sorted(n for n in names if n.endswith((".txt", ".sh")) and not n.startswith(".")):
         path = posixpath.join(parts_dir, name)
         stat = view.stat(path)
         if stat is None or stat.kind != "file":

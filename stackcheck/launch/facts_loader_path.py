@@ -219,11 +219,12 @@ JIT_ENV = (
 
 #: the variables the flashinfer_cubins probe reads (stackcheck/probes/flashinfer_cubins.py: the cubin directory from
 #: FLASHINFER_CUBIN_DIR / FLASHINFER_WORKSPACE_BASE / HOME, whether a mismatched flashinfer-cubin is taken, whether a
-#: download is refused or copied from a local repository): a launch that sets one the facts were not read with makes
-#: the section unknown (icubin1)
+#: download is refused or copied from a local repository; SGLANG_CACHE_DIR / SGL_CACHE_DIR, where SGLang 0.5.18+ points
+#: FLASHINFER_WORKSPACE_BASE: ifc62): a launch that sets one the facts were not read with makes the section unknown
+#: (icubin1)
 CUBIN_ENV = (
     "FLASHINFER_CUBIN_DIR", "FLASHINFER_WORKSPACE_BASE", "HOME", "FLASHINFER_NO_DOWNLOAD",
-    "FLASHINFER_CUBINS_REPOSITORY", "FLASHINFER_DISABLE_VERSION_CHECK",
+    "FLASHINFER_CUBINS_REPOSITORY", "FLASHINFER_DISABLE_VERSION_CHECK", "SGLANG_CACHE_DIR", "SGL_CACHE_DIR",
 )  # fmt: skip
 
 

@@ -145,6 +145,45 @@ def resolve_dir(
     return cache()
 
 
+#: SGLang 0.5.18-0.5.23's `import sglang` (sglang/__init__.py:10-14, before anything imports FlashInfer) runs
+#: environ.redirect_third_party_caches: os.environ.setdefault("FLASHINFER_WORKSPACE_BASE", expanduser(SGLANG_CACHE_DIR,
+#: default "~/.cache/sglang")) (0.5.18 environ.py:1633-1657, 0.5.20 :1923-1947, 0.5.23 :2312-2336; SGLANG_CACHE_DIR
+#: 0.5.18 :991, 0.5.23 :1383; 0.5.17's __init__.py has no such call; 0.5.19, 0.5.21, 0.5.22 call it too; read by ifc62
+#: 2026-12-07 in the wheels of the shared cache, not run): the server's FlashInfer cache is
+#: ~/.cache/sglang/.cache/flashinfer/cubins, not ~/.cache/flashinfer/cubins, unless FLASHINFER_WORKSPACE_BASE is set
+SGLANG_REDIRECT_FROM = (0, 5, 18)
+
+
+def sglang_workspace_base(sglang: Any, env: Mapping[str, str]) -> tuple[Mapping[str, str], str | None]:
+    """(`env` with the FLASHINFER_WORKSPACE_BASE the installed SGLang's import sets where it is unset, why the
+    directory is not known). SGLang 0.5.18 on (SGLANG_REDIRECT_FROM; a later release inferred the same) default it to
+    expanduser(SGLANG_CACHE_DIR or "~/.cache/sglang"), SGL_CACHE_DIR copied over SGLANG_CACHE_DIR first; an SGLang
+    whose release is not known leaves the directory not known; none installed changes nothing."""
+    if "FLASHINFER_WORKSPACE_BASE" in env or not isinstance(sglang, Mapping) or not sglang.get("installed"):
+        return env, None
+    version = sglang.get("version")
+    found = release_tuple(version if isinstance(version, str) else None)
+    if found is None:
+        return env, (f"SGLang {version or '(release not known)'} is installed, and from 0.5.18 on its import "
+                     "points FLASHINFER_WORKSPACE_BASE at SGLANG_CACHE_DIR: which cache FlashInfer uses is not "
+                     "known")  # fmt: skip
+    if found < SGLANG_REDIRECT_FROM:
+        return env, None
+    from stackcheck.facts.sgl_prefix import sglang_environ
+
+    seen = sglang_environ(env, str(version))[0]
+    base = seen.get("SGLANG_CACHE_DIR")
+    if base is None:
+        base = "~/.cache/sglang"
+    if base == "~" or base.startswith("~/"):
+        if not env.get("HOME"):
+            return env, "the server's home directory (HOME), where SGLang's cache directory lies, is not known"
+        base = env["HOME"].rstrip("/") + base[1:] if base != "~" else env["HOME"]
+    elif base.startswith("~"):
+        return env, f"SGLANG_CACHE_DIR={base!r} names another user's home directory (not read)"
+    return {**env, "FLASHINFER_WORKSPACE_BASE": base}, None
+
+
 def _with_source(found: tuple[str | None, str | None], source: str) -> tuple[str | None, str, str | None]:
     return found[0], source, found[1]
 
@@ -296,7 +335,10 @@ def probe_cubins(
         out["package_version_matches"] = version == release_text if isinstance(version, str) else None
         package = (posixpath.join(loc, "flashinfer_cubin", "cubins") if isinstance(loc, str) else "", version)
     home = env.get("HOME")
+    env, why_base = sglang_workspace_base(packages.get("sglang"), env)
     directory, source, reason = resolve_dir(release, env, package, home, cwd, release_text)
+    if why_base and source == "cache":
+        directory, reason = None, why_base
     if source == "flashinfer-cubin" and directory == "":
         directory, reason = None, "flashinfer-cubin's location is not known"
     out["dir"], out["dir_source"] = directory, source

@@ -1123,7 +1123,12 @@ def _any_backend_file(
     flag, subject = "--hicache-storage-backend-extra-config", f"--hicache-storage-backend {storage}"
     how, got, path, ext = _read_at_file(extra_config, storage, sglang_version, read_config_file)
     if how == "read" and ext == ".json":
-        return None
+        if isinstance(got, dict):
+            return None
+        return result("fail", f"{flag} {extra_config!r}: its JSON is {_json_kind(got)}, not an object",
+                      f"SGLang {sglang_version} takes the parsed file for a dict and pops its prefetch keys "
+                      f"(extra_config.pop('prefetch_threshold', 256)) before it builds the {storage} backend: "
+                      f"{_json_kind(got)} raises {_pop_error(got)} at startup. Give a JSON object")  # fmt: skip
     why = got if how == "unread" else f"a {ext} file is not parsed here"
     observed, message = got if how == "fail" else (f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} "
         f"parses {path!r} before it builds the {storage} backend (a file it cannot parse raises at startup): "
@@ -1131,6 +1136,46 @@ def _any_backend_file(
     return CheckResult(STORAGE_CONFIG_CHECK, "fail" if how == "fail" else "unknown", observed, f"{flag} @FILE naming "
                        "a readable .json (or .toml / .yaml) file", f"{subject}: {message}", generic.get("source"),
                        subject)  # fmt: skip
+
+
+def _json_kind(value: Any) -> str:
+    """How a parsed JSON value that is no object is named in a message."""
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else "a number" if isinstance(value, int | float) else "a boolean"
+
+
+def _pop_error(value: Any) -> str:
+    """What `value.pop("prefetch_threshold", 256)` raises: a list's pop takes one index (TypeError), the others have
+    no pop (AttributeError)."""
+    return "TypeError" if isinstance(value, list) else "AttributeError"
+
+
+def _any_backend_text(storage: str, text: str, generic: Any, sglang_version: str | None) -> CheckResult | None:
+    """ifc62: the extra config given as text (not @FILE) for a backend with no storage_configs entry, on the releases
+    of storage_configs.extra_config_file: the HiCache cache json.loads it and pops its prefetch keys before it builds
+    any backend, so text that is not JSON, or JSON that is no object, raises at startup. None for an object (what the
+    backend reads in it is not judged) or outside those releases."""
+    import json
+
+    if not isinstance(generic, Mapping) or _version_in(sglang_version, str(generic.get("versions") or "")) is not True:
+        return None
+    flag = "--hicache-storage-backend-extra-config"
+    subject = f"--hicache-storage-backend {storage}"
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        what, error = "is not JSON", "json.loads raises JSONDecodeError"
+    else:
+        if isinstance(parsed, dict):
+            return None
+        what, error = f"is {_json_kind(parsed)}, not a JSON object", f"its .pop(...) raises {_pop_error(parsed)}"
+    return CheckResult(STORAGE_CONFIG_CHECK, "fail", f"{flag} text that {what}", f"{flag} a JSON object (or @FILE)",
+                       f"{subject}: SGLang {sglang_version} parses {flag} as JSON and pops its prefetch keys before "
+                       f"it builds the {storage} backend; the text {what}: {error} at startup. Give a JSON object",
+                       generic.get("source"), subject)  # fmt: skip
 
 
 def check_storage_config(
@@ -1166,6 +1211,8 @@ def check_storage_config(
         # for them too (storage_configs.extra_config_file); what the backend then reads from it is not judged here
         return _any_backend_file(storage, str(extra_config), spec.get("extra_config_file"), sglang_version,
                                  read_config_file)  # fmt: skip
+    if storage is not None and not entries and extra_file_read and extra_config:
+        return _any_backend_text(storage, str(extra_config), spec.get("extra_config_file"), sglang_version)
     if storage is None or not entries:
         return None
     entry = entries[0]

@@ -84,6 +84,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # drew kept; about 9 min on the shared 2-core box)
     "61": ("3d611b5c1e8159a5a811f511638df3b7b3f575d4", None),  # drawn in the tree of 3d611b5c (the draw commit's
     # parent) with the script as committed (populations p 38, s 140, h 89, o 30, v 18; about 40 s)
+    "62": ("4563df08bc1d6f08df244ff91b180a3b7a55deef", None),  # drawn in the tree of 4563df08 (the draw commit's
+    # parent) with the script as committed (populations c 525, f 40, n 16, l 18; about 5 min on the shared box)
 }
 DEFAULT = ("27",)
 
