@@ -1125,10 +1125,12 @@ def _any_backend_file(
     if how == "read" and ext == ".json":
         if isinstance(got, dict):
             return None
-        return result("fail", f"{flag} {extra_config!r}: its JSON is {_json_kind(got)}, not an object",
-                      f"SGLang {sglang_version} takes the parsed file for a dict and pops its prefetch keys "
-                      f"(extra_config.pop('prefetch_threshold', 256)) before it builds the {storage} backend: "
-                      f"{_json_kind(got)} raises {_pop_error(got)} at startup. Give a JSON object")  # fmt: skip
+        return CheckResult(STORAGE_CONFIG_CHECK, "fail", f"{flag} {extra_config!r}: its JSON is {_json_kind(got)}, "
+                           "not an object", f"{flag} @FILE naming a readable .json (or .toml / .yaml) file",
+                           f"{subject}: SGLang {sglang_version} takes the parsed file for a dict and pops its prefetch "
+                           f"keys (extra_config.pop('prefetch_threshold', 256)) before it builds the {storage} "
+                           f"backend: {_json_kind(got)} raises {_pop_error(got)} at startup. Give a JSON object",
+                           generic.get("source"), subject)  # fmt: skip
     why = got if how == "unread" else f"a {ext} file is not parsed here"
     observed, message = got if how == "fail" else (f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} "
         f"parses {path!r} before it builds the {storage} backend (a file it cannot parse raises at startup): "
