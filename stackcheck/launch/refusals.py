@@ -2525,8 +2525,9 @@ def model_architecture(pre: Any) -> str | None:
 def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None, pre: Any) -> str | None:
     """launch.moe_runner_auto: the MoE runner SGLang picks itself for the served model where --moe-runner-backend
     is auto or not given (launch.json refusals.auto.moe_runner, ireal2): a `picks` entry's backend where the
-    release, the model's first architecture, its quantization (--quantization, else the checkpoint's quant_method)
-    and the resolved all-to-all backend (none) match; "unread" where an override not modelled may pick one (an
+    release, the model's first architecture, its quantization (--quantization, else the checkpoint's quant_method;
+    the checkpoint's alone with `quantization_from` checkpoint) and, where the pick names one, the resolved
+    all-to-all backend match; "unread" where an override not modelled may pick one (an
     `unmodelled` architecture, a quantization of `unmodelled_quantizations`, an all-to-all backend set or possibly
     set, a picks architecture with another quantization) or the model was not read; "auto" where SGLang picks none.
     None where the runner is given, no model is named, or the release is outside the entry's `read` (not modelled).
@@ -2557,7 +2558,11 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
         if not isinstance(pick, Mapping) or _version_in(version, str(pick.get("versions", ""))) is not True:
             continue
         if architecture in [str(a) for a in pick.get("architectures") or []]:
-            if a2a != pick.get("a2a") or quant not in [str(q) for q in pick.get("quantizations") or []]:
+            own = held if isinstance(held, str) else None  # quantization_from checkpoint: the flag is not read
+            method = own if pick.get("quantization_from") == "checkpoint" else quant
+            if "a2a" in pick and a2a != pick.get("a2a"):
+                return "unread"
+            if method not in [str(q) for q in pick.get("quantizations") or []]:
                 return "unread"
             return str(pick.get("backend"))
     for entry in spec.get("unmodelled") or []:

@@ -103,3 +103,18 @@ def test_a_model_not_read_is_unknown(cwd: Path) -> None:
 def test_hopper_is_not_sm100(cwd: Path) -> None:
     rules = fp8_rules(cwd, "h200-newest", "ds3")
     assert "moe-bmm-cubins-auto" not in rules and "moe-bmm-cubins-auto-unread" not in rules
+
+
+def test_gpt_oss_mxfp4_on_sm100_runs_the_trtllm_gen_mxfp4_moe(tmp_path: Path) -> None:
+    # sglang 0.5.20-0.5.23 arg_groups/model_overrides/gpt_oss.py: an mxfp4 checkpoint on SM100 with the runner auto
+    # gets flashinfer_mxfp4, whose SM100 kernel is trtllm_fp4_block_scale_moe (the TRTLLM_GEN_BMM cubins): blocked on
+    # the offline box, where mxfp4-moe's bmm-cubins-default only said the default 'may or may not' run it
+    cfg = config("GptOssForCausalLM", "gpt_oss", num_local_experts=32, quantization_config={"quant_method": "mxfp4"})
+    (tmp_path / "oss").mkdir()
+    (tmp_path / "oss" / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    doc = stackcheck_json("gate", "--facts", str(CASES / "b200-cubins-offline" / "facts.json"), "--cwd",
+                          str(tmp_path), "--dry-run", "--format", "json", "--", "python", "-m",
+                          "sglang.launch_server", "--model-path", "oss", "--attention-backend", "triton")  # fmt: skip
+    found = [f for f in doc["reasons"] if f["feature"] == "mxfp4-moe"]
+    assert found and found[0]["status"] == "blocked"
+    assert {str(r.get("rule")): str(r["result"]) for r in found[0]["reasons"]}.get("bmm-cubins-auto") == "fail"
