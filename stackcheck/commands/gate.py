@@ -902,6 +902,15 @@ def _decide_with(
             if isinstance(pre.launch.get("model_quant_loaded"), str):  # the flag replaced by the release
                 read["model_quant_loaded"] = pre.launch["model_quant_loaded"]
             ctx = reevaluate(report, ctx, opts, read)
+        # ireal2: the MoE runner SGLang picks itself for this model (launch.json refusals.auto.moe_runner: the
+        # DeepSeek family's flashinfer_trtllm on SM100), which fp8-block-gemm's moe-bmm-cubins-auto rules read
+        from stackcheck.launch.refusals import moe_runner_auto
+
+        picked = moe_runner_auto(derived, mapping, ctx.installed_version("sglang"), pre)
+        if picked is not None:
+            from stackcheck.assembly.pipeline import reevaluate
+
+            ctx = reevaluate(report, ctx, opts, {"moe_runner_auto": picked})
         if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
             from stackcheck.assembly.pipeline import reevaluate
 

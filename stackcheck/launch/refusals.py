@@ -2522,6 +2522,58 @@ def model_architecture(pre: Any) -> str | None:
     return None
 
 
+def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None, pre: Any) -> str | None:
+    """launch.moe_runner_auto: the MoE runner SGLang picks itself for the served model where --moe-runner-backend
+    is auto or not given (launch.json refusals.auto.moe_runner, ireal2): a `picks` entry's backend where the
+    release, the model's first architecture, its quantization (--quantization, else the checkpoint's quant_method;
+    the checkpoint's alone with `quantization_from` checkpoint) and, where the pick names one, the resolved
+    all-to-all backend match; "unread" where an override not modelled may pick one (an
+    `unmodelled` architecture, a quantization of `unmodelled_quantizations`, an all-to-all backend set or possibly
+    set, a picks architecture with another quantization) or the model was not read; "auto" where SGLang picks none.
+    None where the runner is given, no model is named, or the release is outside the entry's `read` (not modelled).
+    The GPU side of a pick (majors, torch CUDA) is the reading rule's `when`."""
+    spec = ((mapping.get("refusals") or {}).get("auto") or {}).get("moe_runner")
+    if not isinstance(spec, Mapping) or version is None or d.entrypoint is None:
+        return None
+    if _version_in(version, str(spec.get("read", ""))) is not True:
+        return None
+    if d.options.get("--moe-runner-backend") not in (None, "auto"):
+        return None  # the flag decides: launch.moe_runner_backend
+    roles = {str(getattr(i, "role", "")) for i in getattr(pre, "models", None) or []}
+    if "model" not in roles:
+        return None
+    architecture = model_architecture(pre)
+    if architecture is None:
+        return "unread"
+    flag = d.options.get("--quantization")
+    held = getattr(pre, "launch", {}).get("model_quant_method")
+    quant = flag if isinstance(flag, str) else held if isinstance(held, str) else None
+    declared = reading_flags(mapping, version)
+    a2a = _a2a_values(d, declared, architecture)["moe_a2a_backend"]
+    for entry in mapping.get("env") or []:  # a variable with which SGLang sets the all-to-all backend itself
+        if isinstance(entry, Mapping) and isinstance(entry.get("sets_a2a"), Mapping):
+            if d.env.get(str(entry.get("name"))) is True:
+                a2a = _UNKNOWN
+    for pick in spec.get("picks") or []:
+        if not isinstance(pick, Mapping) or _version_in(version, str(pick.get("versions", ""))) is not True:
+            continue
+        if architecture in [str(a) for a in pick.get("architectures") or []]:
+            own = held if isinstance(held, str) else None  # quantization_from checkpoint: the flag is not read
+            method = own if pick.get("quantization_from") == "checkpoint" else quant
+            if "a2a" in pick and a2a != pick.get("a2a"):
+                return "unread"
+            if method not in [str(q) for q in pick.get("quantizations") or []]:
+                return "unread"
+            return str(pick.get("backend"))
+    for entry in spec.get("unmodelled") or []:
+        if isinstance(entry, Mapping) and _version_in(version, str(entry.get("versions", ""))) is True:
+            if architecture in [str(a) for a in entry.get("architectures") or []]:
+                return "unread"
+    if quant in [str(q) for q in spec.get("unmodelled_quantizations") or []] or a2a != "none":
+        return "unread"
+    return "auto"
+
+
 def model_attention(pre: Any) -> dict[str, Any]:
     """The attention keys of each model's config.json the gate's preflight read, by role ("model", "draft model");
     a role the preflight looked for but could not read maps to None, one the command does not name is absent."""

@@ -248,6 +248,16 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "checkpoint states none",
         ),
         FactDoc(
+            ("launch.moe_runner_auto",),
+            "the MoE runner SGLang picks itself for the served model where --moe-runner-backend is auto or not "
+            "given (launch.json refusals.auto.moe_runner): `flashinfer_trtllm` for the DeepSeek family with an FP8 "
+            "or ModelOpt checkpoint and no all-to-all backend, `flashinfer_mxfp4` for a GPT-OSS MXFP4 checkpoint "
+            "(0.5.20-0.5.23; the GPU side is the rule's `when`), "
+            "`unread` where an override not modelled may pick one or the model was not read, `auto` where SGLang "
+            "picks none: set by `gate` once its preflight looked for the model; absent otherwise (a runner given, "
+            "a release outside the entry's `read`, the audit)",
+        ),
+        FactDoc(
             ("launch.model_quant_loaded",),
             "the config class the installed SGLang loads the served model's ModelOpt MIXED_PRECISION checkpoint "
             "with, where the gate decides it (preflight.json model.w4afp8_moe): `modelopt_mixed` whatever "
