@@ -43,6 +43,17 @@ if TYPE_CHECKING:
 
 #: the families this probe reads (flashinfer/artifacts.py ArtifactPath; the ones the flashinfer-cubin wheel holds)
 FAMILIES: tuple[str, ...] = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
+#: ArtifactPath.CUDNN_SDPA (every release 0.5.0-0.7.4) has no checksums.txt: the JIT module fmha_cudnn_gen
+#: (jit/attention/modules.py gen_cudnn_fmha_module) compiles data/csrc/cudnn_sdpa_kernel_launcher.cu, whose
+#: init_cudnn_cubin fetches three named cubins with their sha256 through the cubin callback (0.6.0 :89-97, 0.7.2
+#: :86-98), all three at the first cuDNN-cubin kernel (call_once, 0.7.2 :100-104). The flashinfer-cubin wheel never
+#: holds them (its build downloads the four families above only). Their names are read from that source file.
+CUDNN_SDPA = "CUDNN_SDPA"
+_CUDNN_LAUNCHER = "flashinfer/data/csrc/cudnn_sdpa_kernel_launcher.cu"
+#: ArtifactPath.DSL_FMHA (0.6.10+, per `<cpu>/<sm_XXXa>/`) is loaded only by prefill's backend="cute-dsl"
+#: (0.7.2 prefill.py:6341 -> attention/cute_dsl/fmha.py:185); no SGLang 0.5.1-0.5.23 call passes that backend to a
+#: FlashInfer prefill (read in the 0.5.19-0.5.23 wheels: cutedsl_mla passes "cute-dsl" to the MLA decode only, a
+#: CuTe-DSL JIT kernel), so it is not read here
 #: a family's checksums.txt is read whole: flashinfer-cubin 0.6.13's FMHA one is 2,376,413 bytes (13,453 lines), so
 #: the cap leaves room for growth; one over it is "not read" (ready null), never "missing" (irev77)
 _MANIFEST_LIMIT = 32 << 20
@@ -78,6 +89,33 @@ def parse_artifacts(text: str) -> tuple[dict[str, str], dict[str, str]]:
     if not classes["ArtifactPath"]:
         raise ValueError("artifacts.py has no ArtifactPath string constants")
     return classes["ArtifactPath"], classes["CheckSumHash"]
+
+
+def cudnn_sdpa_names(text: str) -> list[str]:
+    """The cubin names cudnn_sdpa_kernel_launcher.cu fetches (`"cudnn_sm100_fprop_sdpa_prefill_d128_bf16.cubin"` in
+    the shape of the releases read); empty where none is found."""
+    import re
+
+    return sorted(set(re.findall(r'"(cudnn_[A-Za-z0-9_]+[.]cubin)"', text)))
+
+
+def repository_kind(value: str | None, cwd: str | None) -> tuple[str, str | None]:
+    """(kind, local directory) of FLASHINFER_CUBINS_REPOSITORY as cubin_loader reads it (0.7.2 jit/cubin_loader.py:35,
+    get_artifact :230 safe_urljoin, download_file :89-100): unset -> "default" (NVIDIA's https server); http(s) ->
+    "url"; any other scheme (file:// included) -> "unfetchable": urljoin keeps the scheme, os.path.exists fails on it
+    and requests has no adapter for it (a RequestException each of the 4 tries), so a missing file is never fetched;
+    a path -> "local": download_file copies `<path>/<relpath>` where it exists (no network), relative paths from the
+    server's working directory (the directory None where that is not known)."""
+    if value is None:
+        return "default", None
+    scheme, sep, _ = value.partition("://")
+    if sep:
+        return ("url" if scheme.lower() in ("http", "https") else "unfetchable"), None
+    if not value:  # safe_urljoin("", rel) is "/rel"
+        return "local", "/"
+    if value.startswith("/"):
+        return "local", posixpath.normpath(value)
+    return "local", (posixpath.normpath(posixpath.join(cwd, value)) if cwd else None)
 
 
 def resolve_dir(
@@ -201,6 +239,19 @@ def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[
     }
 
 
+def named_status(view: FileView, base: str, rel: str, names: list[str]) -> dict[str, Any]:
+    """The family_status of a family without checksums.txt (CUDNN_SDPA): its names (read from FlashInfer's own
+    source) looked up in one listing of `<base>/<rel>`; "manifest" true where names were read."""
+    family_dir = posixpath.join(base, rel)
+    try:
+        listing: set[str] | None = set(view.listdir(family_dir))
+    except OSError:
+        listing = None
+    missing = [n for n in names if listing is None or n not in listing]
+    return {"manifest": bool(names), "listed": len(names), "missing": len(missing),
+            "missing_first": missing[:_MAX_FIRST]}  # fmt: skip
+
+
 def _writable(view: FileView, path: str) -> bool | None:
     """Whether the nearest existing directory at or above `path` is writable by its mode bits (any class: the
     server's uid is not compared; None where nothing is found)."""
@@ -233,8 +284,10 @@ def probe_cubins(
     out["no_download"] = refused
     if ignored:
         out["no_download_ignored"] = True
-    repo = env.get("FLASHINFER_CUBINS_REPOSITORY")
-    out["repository"] = "default" if repo is None else ("local" if repo.startswith("/") else "url")
+    repo_kind, repo_dir = repository_kind(env.get("FLASHINFER_CUBINS_REPOSITORY"), cwd)
+    out["repository"] = repo_kind
+    if repo_kind == "local":
+        out["repository_dir"] = repo_dir
     location = fi.get("location")
     artifacts: dict[str, str] | None = None
     hashes: dict[str, str] = {}
@@ -248,6 +301,14 @@ def probe_cubins(
     else:
         why_artifacts = "flashinfer-python's location is not known"
     read = FAMILIES + tuple(f"{f}_RUBIN" for f in RUBIN_SPLIT if artifacts and f"{f}_RUBIN" in artifacts)
+    cudnn_names: list[str] = []
+    if artifacts is not None and CUDNN_SDPA in artifacts and isinstance(location, str):
+        read += (CUDNN_SDPA,)
+        try:
+            launcher = view.read_bytes(posixpath.join(location, _CUDNN_LAUNCHER), _ARTIFACTS_LIMIT)
+            cudnn_names = cudnn_sdpa_names(launcher.decode("utf-8", errors="replace"))
+        except OSError:
+            pass
     out["artifacts"] = {f: artifacts.get(f) for f in read} if artifacts is not None else None
     if why_artifacts:
         out["artifacts_reason"] = why_artifacts
@@ -276,38 +337,90 @@ def probe_cubins(
             ready[family] = None
             ready_reason[family] = reason or why_artifacts or f"ArtifactPath.{family} not in this release"
             continue
-        status = family_status(view, directory, rel, hashes.get(family))
+        if family == CUDNN_SDPA and not cudnn_names:
+            ready[family] = None
+            ready_reason[family] = f"the cubin names of {_CUDNN_LAUNCHER} were not read"
+            continue
+
+        def status_in(base: str, family: str = family, rel: str = rel) -> dict[str, Any]:
+            if family == CUDNN_SDPA:
+                return named_status(view, base, rel, cudnn_names)
+            return family_status(view, base, rel, hashes.get(family))
+
+        status = status_in(directory)
         status["path"] = rel
         families[family] = status
         listed, missing = status["listed"], status["missing"]
         if status["manifest"] and missing == 0:
             ready[family] = True
             continue
+        mirror: dict[str, Any] | None = None
+        if repo_kind == "local" and repo_dir is not None and not refused:
+            mirror = status_in(repo_dir)
+            status["repository"] = {k: mirror[k] for k in ("manifest", "listed", "missing")}
+            if mirror["manifest"] and mirror["missing"] == 0 and out["dir_writable"]:
+                ready[family] = True  # copied from the local repository at the first kernel: no network
+                continue
         if status["manifest"] is None:
             ready[family] = None
             ready_reason[family] = f"{family}'s {status['reason']} in {directory} ({source})"
             continue
         gone = not status["manifest"] or (listed is not None and missing == listed)
+        mirror_gone = mirror is not None and (
+            not mirror["manifest"] or (mirror["listed"] is not None and mirror["missing"] == mirror["listed"])
+        )
+        if gone and not refused and (repo_kind == "unfetchable" or mirror_gone):
+            ready[family] = False
+            where = (
+                "FLASHINFER_CUBINS_REPOSITORY is neither an http(s) URL nor a path (a file:// URL is neither: "
+                "requests has no adapter for it)"
+                if repo_kind == "unfetchable"
+                else f"the local FLASHINFER_CUBINS_REPOSITORY {repo_dir} lacks them too"
+            )
+            ready_reason[family] = (
+                f"{family}'s files are missing in {directory} ({source}) and {where}: each fetch fails after 4 "
+                "tries (35-110 s of retries), then the family's first kernel fails"
+            )
+            continue
         if refused and gone:
             ready[family] = False
+            what = (
+                "cubins are all missing"
+                if family == CUDNN_SDPA
+                else "checksums.txt "
+                + ("lists only missing files" if status["manifest"] else status.get("reason") or "is missing")
+            )
             ready_reason[family] = (
-                f"{family}'s checksums.txt "
-                f"{'lists only missing files' if status['manifest'] else status.get('reason') or 'is missing'} "
+                f"{family}'s {what} "
                 f"in {directory} ({source}) and FLASHINFER_NO_DOWNLOAD is set: RuntimeError 'Artifact not found "
                 "locally' at the family's first kernel"
+                + (
+                    " (raised in the C++ cubin callback, where ctypes prints and drops it; the launcher then has an "
+                    "empty or stale cubin: 'Failed to load cubin for prefill' or a cuModule error)"
+                    if family == CUDNN_SDPA
+                    else ""
+                )
             )
             continue
         ready[family] = None
-        if refused:
+        if refused and family == CUDNN_SDPA:
+            ready_reason[family] = (
+                f"{missing} of the {listed} cuDNN SDPA cubins are missing in {directory} and FLASHINFER_NO_DOWNLOAD "
+                "is set: the launcher loads all of them at its first kernel and keeps a stale cubin where one is "
+                "refused (not judged)"
+            )
+        elif refused:
             ready_reason[family] = (
                 f"{missing} of {listed} files listed in {family}'s checksums.txt are missing in {directory} and "
                 "FLASHINFER_NO_DOWNLOAD is set: which of them a kernel loads is only known from the downloaded "
                 "meta-info header (not read)"
             )
-        elif out["repository"] == "local":
+        elif repo_kind == "local":
             ready_reason[family] = (
                 f"{family}'s files are missing in {directory}: FlashInfer copies them from the local "
-                "FLASHINFER_CUBINS_REPOSITORY (not read)"
+                f"FLASHINFER_CUBINS_REPOSITORY {repo_dir or '(a relative path; the working directory is not known)'}"
+                ", which holds only part of them"
+                + ("" if out["dir_writable"] or repo_dir is None else f", or {directory} is not writable")
             )
         else:
             ready_reason[family] = (
