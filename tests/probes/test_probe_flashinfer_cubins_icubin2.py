@@ -78,9 +78,12 @@ def test_cudnn_names_read_from_the_launcher_source() -> None:
     assert cudnn_sdpa_names("int main() {}\n") == []
 
 
+NOCHECK = {"FLASHINFER_CUBIN_CHECKSUM_DISABLED": "1"}  # (the loader then takes a present file as it is)
+
+
 def test_cudnn_sdpa_ready(tmp_path: Path) -> None:
     fill(cache(tmp_path), cudnn=3, fmha=False)
-    out = section(tmp_path, {})
+    out = section(tmp_path, NOCHECK)
     assert out["ready"]["CUDNN_SDPA"] is True
     assert out["families"]["CUDNN_SDPA"]["listed"] == 3
 
@@ -120,7 +123,7 @@ def test_local_repository_holding_the_family_is_ready(tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
     fill(mirror, cudnn=3, fmha=True)
     cache(tmp_path).mkdir(parents=True)
-    out = section(tmp_path, {"FLASHINFER_CUBINS_REPOSITORY": str(mirror) + "/"})
+    out = section(tmp_path, {"FLASHINFER_CUBINS_REPOSITORY": str(mirror) + "/", **NOCHECK})
     assert out["repository"] == "local" and out["repository_dir"] == str(mirror)
     assert out["ready"]["TRTLLM_GEN_FMHA"] is True  # copied at the first kernel, no network
     assert out["ready"]["CUDNN_SDPA"] is True
@@ -129,7 +132,7 @@ def test_local_repository_holding_the_family_is_ready(tmp_path: Path) -> None:
 def test_local_repository_relative_to_the_working_directory(tmp_path: Path) -> None:
     fill(tmp_path / "srv" / "mirror", cudnn=3, fmha=True)
     cache(tmp_path).mkdir(parents=True)
-    env = {"FLASHINFER_CUBINS_REPOSITORY": "mirror"}
+    env = {"FLASHINFER_CUBINS_REPOSITORY": "mirror", **NOCHECK}
     assert section(tmp_path, env, cwd=str(tmp_path / "srv"))["ready"]["TRTLLM_GEN_FMHA"] is True
     assert section(tmp_path / "b", env)["ready"]["TRTLLM_GEN_FMHA"] is None  # cwd not known
 
@@ -232,3 +235,41 @@ def test_flag_before_sglang_0_5_10_and_other_majors(manifests: Manifests) -> Non
     assert other_rule(manifests, b200(True), "flag-choice") == "pass"
     assert other_rule(manifests, b200(True, cc="9.0"), "cubin-path-other-majors") == "unknown"
     assert other_rule(manifests, b200(True, cc="9.0", frontend=True), "cubin-path-other-majors") is None
+
+
+# ---- the stale-cubin case: files counted by name, the loader hashes them ------------------------------------------
+
+
+def test_present_files_are_unverified_where_the_loader_hashes_them(tmp_path: Path) -> None:
+    # a file of the right name with another sha256 (a proxy's error page saved under the name, a partial copy) is
+    # fetched again by get_artifact: refused under FLASHINFER_NO_DOWNLOAD, a stall offline; not hashed here (cost)
+    fill(cache(tmp_path), cudnn=3, fmha=True)
+    out = section(tmp_path, {"FLASHINFER_NO_DOWNLOAD": "1"})
+    assert out["checksum_check"] is True
+    for family in ("TRTLLM_GEN_FMHA", "CUDNN_SDPA"):
+        assert out["ready"][family] is None
+        assert "unverified" in out["ready_reason"][family]
+        assert out["families"][family]["files"] == "present, unverified"
+    mirror = tmp_path / "mirror"
+    fill(mirror, cudnn=3, fmha=True)
+    (tmp_path / "c" / "home" / ".cache" / "flashinfer" / "cubins").mkdir(parents=True)
+    out = section(tmp_path / "c", {"FLASHINFER_CUBINS_REPOSITORY": str(mirror)})
+    assert out["ready"]["TRTLLM_GEN_FMHA"] is None and "unverified" in out["ready_reason"]["TRTLLM_GEN_FMHA"]
+
+
+def test_checksum_disabled_takes_present_files(tmp_path: Path) -> None:
+    fill(cache(tmp_path), cudnn=3, fmha=True)
+    out = section(tmp_path, {"FLASHINFER_NO_DOWNLOAD": "1", **NOCHECK})
+    assert out["checksum_check"] is False
+    assert out["ready"]["TRTLLM_GEN_FMHA"] is True and out["ready"]["CUDNN_SDPA"] is True
+
+
+def test_the_checksum_variable_is_a_cubin_variable() -> None:
+    # a launch that sets it otherwise than the probed environment makes the section unread (as the other cubin
+    # variables do: stackcheck/launch/facts_loader_path.py apply_launch_env_unread)
+    from stackcheck.launch.facts_loader_path import CUBIN_ENV, apply_launch_env_unread
+
+    assert "FLASHINFER_CUBIN_CHECKSUM_DISABLED" in CUBIN_ENV
+    facts: dict[str, Any] = {"flashinfer_cubins": {"release": "0.7.2", "ready": {"TRTLLM_GEN_FMHA": True}}}
+    apply_launch_env_unread(facts, {"FLASHINFER_CUBIN_CHECKSUM_DISABLED": "1"}, {})
+    assert "error" in facts["flashinfer_cubins"]
