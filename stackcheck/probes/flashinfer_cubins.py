@@ -21,11 +21,15 @@ family's manifest is `<ArtifactPath.F>checksums.txt` ("sha256 name" per line), w
 This probe reads files only (no import of flashinfer, no network, no hashing of cubins): flashinfer/artifacts.py
 with ast, each family's checksums.txt (small, capped) and one listing of each directory its names lie in. The
 server's environment is the launch's (`ctx.loader_environ`), relative paths are read from `gate --cwd`'s directory.
-Per family `ready.F`: true where the manifest is there (its sha256 matching) and every file it lists is present;
-false where the manifest is missing (or wrong) or every listed file is, and FLASHINFER_NO_DOWNLOAD is set on a
-release that reads it (the first kernel of the family raises); null otherwise, with `ready_reason.F` (a download
-would be tried, which needs the network: not read; or some files missing, and which of them a kernel needs is
-only known from the downloaded meta-info header).
+Per family `ready.F`: true where the manifest is there (its sha256 matching), every file it lists is present and
+FLASHINFER_CUBIN_CHECKSUM_DISABLED is set (else "present, unverified", null: the loader hashes each file and
+fetches one that differs again; icubin2); false where the manifest is missing (or wrong) or every listed file is,
+and FLASHINFER_NO_DOWNLOAD is set on a release that reads it (the first kernel of the family raises), or no fetch
+can succeed (a local FLASHINFER_CUBINS_REPOSITORY lacking them, a file:// one); null otherwise, with
+`ready_reason.F` (a download would be tried, which needs the network: not read; or some files missing, and which
+of them a kernel needs is only known from the downloaded meta-info header). CUDNN_SDPA (no checksums.txt) is read
+by the three names its launcher source fetches; a local FLASHINFER_CUBINS_REPOSITORY is read as a second place
+(download_file copies from a path, no network).
 """
 
 from __future__ import annotations
@@ -52,8 +56,9 @@ CUDNN_SDPA = "CUDNN_SDPA"
 _CUDNN_LAUNCHER = "flashinfer/data/csrc/cudnn_sdpa_kernel_launcher.cu"
 #: ArtifactPath.DSL_FMHA (0.6.10+, per `<cpu>/<sm_XXXa>/`) is loaded only by prefill's backend="cute-dsl"
 #: (0.7.2 prefill.py:6341 -> attention/cute_dsl/fmha.py:185); no SGLang 0.5.1-0.5.23 call passes that backend to a
-#: FlashInfer prefill (read in the 0.5.19-0.5.23 wheels: cutedsl_mla passes "cute-dsl" to the MLA decode only, a
-#: CuTe-DSL JIT kernel), so it is not read here
+#: FlashInfer prefill (read in the 0.5.14, 0.5.18, 0.5.21 and 0.5.23 wheels: trtllm_mla_backend.py's backend
+#: "cute-dsl" (--attention-backend cutedsl_mla) goes to the MLA decode only, 0.5.23 :1036, a CuTe-DSL JIT kernel; the
+#: ragged prefill :1082 takes FlashInfer's default trtllm-gen; none before 0.5.14), so it is not read here
 #: a family's checksums.txt is read whole: flashinfer-cubin 0.6.13's FMHA one is 2,376,413 bytes (13,453 lines), so
 #: the cap leaves room for growth; one over it is "not read" (ready null), never "missing" (irev77)
 _MANIFEST_LIMIT = 32 << 20
