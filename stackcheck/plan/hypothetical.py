@@ -210,6 +210,14 @@ def _pytorch_nvcc_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
 CUBIN_PACKAGE_FAMILIES = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
 
 
+def cubin_package_kept(ctx: Context, version: str) -> bool:
+    """Whether a FlashInfer step to `version` installs flashinfer-cubin of that version beside it on a box that has
+    the package: where the manifests know that release (install_flashinfer; else it uninstalls the package)."""
+    from stackcheck.plan.solver import find_release
+
+    return find_release(ctx, "flashinfer-cubin", version) is not None
+
+
 def _cubins_after_flashinfer(old: Any, pkgs: Mapping[str, Any], version: str) -> dict[str, Any] | None:
     """The flashinfer_cubins section after a FlashInfer step: where the box took its cubins from the flashinfer-cubin
     package (the section's dir_source) and the step moves that package to the same release, the new release's
@@ -222,6 +230,41 @@ def _cubins_after_flashinfer(old: Any, pkgs: Mapping[str, Any], version: str) ->
         return None
     return {"release": version, "dir_source": "flashinfer-cubin", "no_download": bool(old.get("no_download")),
             "ready": dict.fromkeys(CUBIN_PACKAGE_FAMILIES, True), "planned": True}  # fmt: skip
+
+
+def cubins_lacking_after(facts: Mapping[str, Any], cubin_kept: bool) -> bool:
+    """Whether a FlashInfer step leaves the box without the new release's trtllm-gen cubins where it had its old
+    release's (the flashinfer-cubin package, or a complete family in the directory FlashInfer read) or refuses
+    downloads (FLASHINFER_NO_DOWNLOAD): each release reads its own commit-named directories (ArtifactPath), so the
+    old release's files do not serve the new one, and without the package of the new release (`cubin_kept`: the
+    step installs flashinfer-cubin at that version) its first trtllm-gen kernel downloads them, or fails where
+    downloads are refused (icubin2: recommend proposed 0.7.2 beside the removal of flashinfer-cubin 0.6.18 and judged
+    trtllm_mha on the package's cubins)."""
+    old = facts.get("flashinfer_cubins")
+    if cubin_kept or not isinstance(old, Mapping) or "error" in old:
+        return False
+    families = old.get("families")
+    complete = any(
+        isinstance(f, Mapping) and f.get("manifest") is True and f.get("missing") == 0
+        for f in (families.values() if isinstance(families, Mapping) else ())
+    )
+    return old.get("dir_source") == "flashinfer-cubin" or bool(old.get("no_download")) or complete
+
+
+#: the families `python -m flashinfer download-cubin` fetches (download_artifacts: 0.7.2 flashinfer/artifacts.py
+#: :254-261;
+#: DSL_FMHA too from 0.6.10, not read by the probe; never CUDNN_SDPA)
+DOWNLOAD_CUBIN_FAMILIES = CUBIN_PACKAGE_FAMILIES
+
+
+def _cubins_downloaded(old: Mapping[str, Any], version: str) -> dict[str, Any]:
+    """The flashinfer_cubins section after a plan step that runs `python -m flashinfer download-cubin` for the new
+    release (install_flashinfer adds it where cubins_lacking_after): its families planned present in the directory
+    the server's FlashInfer picks (the step says to run it as the server's user with its environment)."""
+    source = old.get("dir_source")
+    return {"release": version, "dir_source": "cache" if source in (None, "flashinfer-cubin") else source,
+            "no_download": bool(old.get("no_download")), "ready": dict.fromkeys(DOWNLOAD_CUBIN_FAMILIES, True),
+            "planned": True}  # fmt: skip
 
 
 def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
@@ -288,9 +331,17 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         for extra in ("flashinfer-cubin", "flashinfer-jit-cache"):
             p = pkgs.get(extra)
             if isinstance(p, dict) and p.get("installed"):
-                pkgs[extra] = {**p, "version": choice.version, "dist_version": choice.version}
+                if extra == "flashinfer-cubin" and not cubin_package_kept(ctx, choice.version):
+                    pkgs[extra] = {"installed": False}  # (install_flashinfer uninstalls it: no such release known)
+                else:
+                    pkgs[extra] = {**p, "version": choice.version, "dist_version": choice.version}
                 changed.append(extra)
-        cubins = _cubins_after_flashinfer(facts.get("flashinfer_cubins"), pkgs, choice.version)
+        old_cubins = facts.get("flashinfer_cubins")
+        cubins = _cubins_after_flashinfer(old_cubins, pkgs, choice.version)
+        if cubins is None and isinstance(old_cubins, Mapping):
+            kept = bool((pkgs.get("flashinfer-cubin") or {}).get("installed"))
+            if cubins_lacking_after(facts, kept):
+                cubins = _cubins_downloaded(old_cubins, choice.version)
         if cubins is not None:
             out["flashinfer_cubins"] = cubins
     elif choice.component == "sglang":

@@ -21,11 +21,15 @@ family's manifest is `<ArtifactPath.F>checksums.txt` ("sha256 name" per line), w
 This probe reads files only (no import of flashinfer, no network, no hashing of cubins): flashinfer/artifacts.py
 with ast, each family's checksums.txt (small, capped) and one listing of each directory its names lie in. The
 server's environment is the launch's (`ctx.loader_environ`), relative paths are read from `gate --cwd`'s directory.
-Per family `ready.F`: true where the manifest is there (its sha256 matching) and every file it lists is present;
-false where the manifest is missing (or wrong) or every listed file is, and FLASHINFER_NO_DOWNLOAD is set on a
-release that reads it (the first kernel of the family raises); null otherwise, with `ready_reason.F` (a download
-would be tried, which needs the network: not read; or some files missing, and which of them a kernel needs is
-only known from the downloaded meta-info header).
+Per family `ready.F`: true where the manifest is there (its sha256 matching), every file it lists is present and
+their names are loadable files (a regular, non-empty file; "files": "present, unverified" says their sha256, which
+the loader checks, is not: see probe_cubins); false where the manifest is missing (or wrong) or every listed file is,
+and FLASHINFER_NO_DOWNLOAD is set on a release that reads it (the first kernel of the family raises), or no fetch
+can succeed (a local FLASHINFER_CUBINS_REPOSITORY lacking them, a file:// one); null otherwise, with
+`ready_reason.F` (a download would be tried, which needs the network: not read; or some files missing, and which
+of them a kernel needs is only known from the downloaded meta-info header). CUDNN_SDPA (no checksums.txt) is read
+by the three names its launcher source fetches; a local FLASHINFER_CUBINS_REPOSITORY is read as a second place
+(download_file copies from a path, no network).
 """
 
 from __future__ import annotations
@@ -45,6 +49,18 @@ if TYPE_CHECKING:
 
 #: the families this probe reads (flashinfer/artifacts.py ArtifactPath; the ones the flashinfer-cubin wheel holds)
 FAMILIES: tuple[str, ...] = ("TRTLLM_GEN_FMHA", "TRTLLM_GEN_BMM", "TRTLLM_GEN_GEMM", "DEEPGEMM")
+#: ArtifactPath.CUDNN_SDPA (every release 0.5.0-0.7.4) has no checksums.txt: the JIT module fmha_cudnn_gen
+#: (jit/attention/modules.py gen_cudnn_fmha_module) compiles data/csrc/cudnn_sdpa_kernel_launcher.cu, whose
+#: init_cudnn_cubin fetches three named cubins with their sha256 through the cubin callback (0.6.0 :89-97, 0.7.2
+#: :86-98), all three at the first cuDNN-cubin kernel (call_once, 0.7.2 :100-104). The flashinfer-cubin wheel never
+#: holds them (its build downloads the four families above only). Their names are read from that source file.
+CUDNN_SDPA = "CUDNN_SDPA"
+_CUDNN_LAUNCHER = "flashinfer/data/csrc/cudnn_sdpa_kernel_launcher.cu"
+#: ArtifactPath.DSL_FMHA (0.6.10+, per `<cpu>/<sm_XXXa>/`) is loaded only by prefill's backend="cute-dsl"
+#: (0.7.2 prefill.py:6341 -> attention/cute_dsl/fmha.py:185); no SGLang 0.5.1-0.5.23 call passes that backend to a
+#: FlashInfer prefill (read in the 0.5.14, 0.5.18, 0.5.21 and 0.5.23 wheels: trtllm_mla_backend.py's backend
+#: "cute-dsl" (--attention-backend cutedsl_mla) goes to the MLA decode only, 0.5.23 :1036, a CuTe-DSL JIT kernel; the
+#: ragged prefill :1082 takes FlashInfer's default trtllm-gen; none before 0.5.14), so it is not read here
 #: a family's checksums.txt is read whole: flashinfer-cubin 0.6.13's FMHA one is 2,376,413 bytes (13,453 lines), so
 #: the cap leaves room for growth; one over it is "not read" (ready null), never "missing" (irev77)
 _MANIFEST_LIMIT = 32 << 20
@@ -80,6 +96,33 @@ def parse_artifacts(text: str) -> tuple[dict[str, str], dict[str, str]]:
     if not classes["ArtifactPath"]:
         raise ValueError("artifacts.py has no ArtifactPath string constants")
     return classes["ArtifactPath"], classes["CheckSumHash"]
+
+
+def cudnn_sdpa_names(text: str) -> list[str]:
+    """The cubin names cudnn_sdpa_kernel_launcher.cu fetches (`"cudnn_sm100_fprop_sdpa_prefill_d128_bf16.cubin"` in
+    the shape of the releases read); empty where none is found."""
+    import re
+
+    return sorted(set(re.findall(r'"(cudnn_[A-Za-z0-9_]+[.]cubin)"', text)))
+
+
+def repository_kind(value: str | None, cwd: str | None) -> tuple[str, str | None]:
+    """(kind, local directory) of FLASHINFER_CUBINS_REPOSITORY as cubin_loader reads it (0.7.2 jit/cubin_loader.py:35,
+    get_artifact :230 safe_urljoin, download_file :89-100): unset -> "default" (NVIDIA's https server); http(s) ->
+    "url"; any other scheme (file:// included) -> "unfetchable": urljoin keeps the scheme, os.path.exists fails on it
+    and requests has no adapter for it (a RequestException each of the 4 tries), so a missing file is never fetched;
+    a path -> "local": download_file copies `<path>/<relpath>` where it exists (no network), relative paths from the
+    server's working directory (the directory None where that is not known)."""
+    if value is None:
+        return "default", None
+    scheme, sep, _ = value.partition("://")
+    if sep:
+        return ("url" if scheme.lower() in ("http", "https") else "unfetchable"), None
+    if not value:  # safe_urljoin("", rel) is "/rel"
+        return "local", "/"
+    if value.startswith("/"):
+        return "local", posixpath.normpath(value)
+    return "local", (posixpath.normpath(posixpath.join(cwd, value)) if cwd else None)
 
 
 def resolve_dir(
@@ -276,6 +319,20 @@ def _loadable(view: FileView, directory: str, leaf: str, host_dir: str | None) -
     return found is not None and found.kind == "file" and found.size > 0
 
 
+def named_status(view: FileView, base: str, rel: str, names: list[str]) -> dict[str, Any]:
+    """The family_status of a family without checksums.txt (CUDNN_SDPA): its names (read from FlashInfer's own
+    source) looked up in one listing of `<base>/<rel>`; "manifest" true where names were read."""
+    family_dir = posixpath.join(base, rel)
+    try:
+        listing: set[str] | None = set(view.listdir(family_dir))
+    except OSError:
+        listing = None
+    host_dir = _host_dir(view, family_dir) if listing is not None else None
+    missing = [n for n in names if listing is None or n not in listing or not _loadable(view, family_dir, n, host_dir)]
+    return {"manifest": bool(names), "listed": len(names), "missing": len(missing),
+            "missing_first": missing[:_MAX_FIRST]}  # fmt: skip
+
+
 def _writable(view: FileView, path: str) -> bool | None:
     """Whether the nearest existing directory at or above `path` is writable by its mode bits (any class: the
     server's uid is not compared; None where nothing is found)."""
@@ -306,10 +363,23 @@ def probe_cubins(
     out: dict[str, Any] = {"release": release_text}
     refused, ignored = no_download(release, env, release_text)
     out["no_download"] = refused
+    # FlashInfer checks every artifact's sha256 as it loads it (load_cubin: 0.5.0 / 0.6.0 jit/cubin_loader.py:166-190,
+    # 0.7.2 :181-205) unless FLASHINFER_CUBIN_CHECKSUM_DISABLED is set (any non-empty value: :192), and takes a file
+    # whose hash differs for a missing one (get_artifact :216-233: fetched again, refused under
+    # FLASHINFER_NO_DOWNLOAD). The files are counted here by name only: hashing them is not affordable in an audit
+    # (flashinfer-cubin 0.6.13: 16,011 files, 1,819.5 MiB, 5.6-6.5 s of sha256 on a 2-core box with the pages cached,
+    # against an audit of about 0.2-0.3 s: issue 21), so a complete family is "present, unverified". It is still
+    # ready (lead's merge of icubin2): flashinfer-cubin's files come out of a wheel whose zip CRC-32 checked each one,
+    # FlashInfer's own downloads land by an atomic rename (download_file: temp file, os.replace), and a truncated or
+    # empty file is already missing here (_loadable); taking every complete family for unknown would refuse every
+    # trtllm-gen launch on a healthy B200, the same doubt no other installed file gets (no .so is hashed either)
+    out["checksum_check"] = not env.get("FLASHINFER_CUBIN_CHECKSUM_DISABLED")
     if ignored:
         out["no_download_ignored"] = True
-    repo = env.get("FLASHINFER_CUBINS_REPOSITORY")
-    out["repository"] = "default" if repo is None else ("local" if repo.startswith("/") else "url")
+    repo_kind, repo_dir = repository_kind(env.get("FLASHINFER_CUBINS_REPOSITORY"), cwd)
+    out["repository"] = repo_kind
+    if repo_kind == "local":
+        out["repository_dir"] = repo_dir
     location = fi.get("location")
     artifacts: dict[str, str] | None = None
     hashes: dict[str, str] = {}
@@ -323,6 +393,14 @@ def probe_cubins(
     else:
         why_artifacts = "flashinfer-python's location is not known"
     read = FAMILIES + tuple(f"{f}_RUBIN" for f in RUBIN_SPLIT if artifacts and f"{f}_RUBIN" in artifacts)
+    cudnn_names: list[str] = []
+    if artifacts is not None and CUDNN_SDPA in artifacts and isinstance(location, str):
+        read += (CUDNN_SDPA,)
+        try:
+            launcher = view.read_bytes(posixpath.join(location, _CUDNN_LAUNCHER), _ARTIFACTS_LIMIT)
+            cudnn_names = cudnn_sdpa_names(launcher.decode("utf-8", errors="replace"))
+        except OSError:
+            pass
     out["artifacts"] = {f: artifacts.get(f) for f in read} if artifacts is not None else None
     if why_artifacts:
         out["artifacts_reason"] = why_artifacts
@@ -354,38 +432,91 @@ def probe_cubins(
             ready[family] = None
             ready_reason[family] = reason or why_artifacts or f"ArtifactPath.{family} not in this release"
             continue
-        status = family_status(view, directory, rel, hashes.get(family))
+        if family == CUDNN_SDPA and not cudnn_names:
+            ready[family] = None
+            ready_reason[family] = f"the cubin names of {_CUDNN_LAUNCHER} were not read"
+            continue
+
+        def status_in(base: str, family: str = family, rel: str = rel) -> dict[str, Any]:
+            if family == CUDNN_SDPA:
+                return named_status(view, base, rel, cudnn_names)
+            return family_status(view, base, rel, hashes.get(family))
+
+        status = status_in(directory)
         status["path"] = rel
         families[family] = status
         listed, missing = status["listed"], status["missing"]
         if status["manifest"] and missing == 0:
+            status["files"] = "present, unverified"
             ready[family] = True
             continue
+        mirror: dict[str, Any] | None = None
+        if repo_kind == "local" and repo_dir is not None and not refused:
+            mirror = status_in(repo_dir)
+            status["repository"] = {k: mirror[k] for k in ("manifest", "listed", "missing")}
+            if mirror["manifest"] and mirror["missing"] == 0 and out["dir_writable"]:
+                ready[family] = True  # copied from the local repository at the first kernel: no network
+                continue
         if status["manifest"] is None:
             ready[family] = None
             ready_reason[family] = f"{family}'s {status['reason']} in {directory} ({source})"
             continue
         gone = not status["manifest"] or (listed is not None and missing == listed)
+        mirror_gone = mirror is not None and (
+            not mirror["manifest"] or (mirror["listed"] is not None and mirror["missing"] == mirror["listed"])
+        )
+        if gone and not refused and (repo_kind == "unfetchable" or mirror_gone):
+            ready[family] = False
+            where = (
+                "FLASHINFER_CUBINS_REPOSITORY is neither an http(s) URL nor a path (a file:// URL is neither: "
+                "requests has no adapter for it)"
+                if repo_kind == "unfetchable"
+                else f"the local FLASHINFER_CUBINS_REPOSITORY {repo_dir} lacks them too"
+            )
+            ready_reason[family] = (
+                f"{family}'s files are missing in {directory} ({source}) and {where}: each fetch fails after 4 "
+                "tries (35-110 s of retries), then the family's first kernel fails"
+            )
+            continue
         if refused and gone:
             ready[family] = False
+            what = (
+                "cubins are all missing"
+                if family == CUDNN_SDPA
+                else "checksums.txt "
+                + ("lists only missing files" if status["manifest"] else status.get("reason") or "is missing")
+            )
             ready_reason[family] = (
-                f"{family}'s checksums.txt "
-                f"{'lists only missing files' if status['manifest'] else status.get('reason') or 'is missing'} "
+                f"{family}'s {what} "
                 f"in {directory} ({source}) and FLASHINFER_NO_DOWNLOAD is set: RuntimeError 'Artifact not found "
                 "locally' at the family's first kernel"
+                + (
+                    " (raised in the C++ cubin callback, where ctypes prints and drops it; the launcher then has an "
+                    "empty or stale cubin: 'Failed to load cubin for prefill' or a cuModule error)"
+                    if family == CUDNN_SDPA
+                    else ""
+                )
             )
             continue
         ready[family] = None
-        if refused:
+        if refused and family == CUDNN_SDPA:
+            ready_reason[family] = (
+                f"{missing} of the {listed} cuDNN SDPA cubins are missing in {directory} and FLASHINFER_NO_DOWNLOAD "
+                "is set: the launcher loads all of them at its first kernel and keeps a stale cubin where one is "
+                "refused (not judged)"
+            )
+        elif refused:
             ready_reason[family] = (
                 f"{missing} of {listed} files listed in {family}'s checksums.txt are missing in {directory} and "
                 "FLASHINFER_NO_DOWNLOAD is set: which of them a kernel loads is only known from the downloaded "
                 "meta-info header (not read)"
             )
-        elif out["repository"] == "local":
+        elif repo_kind == "local":
             ready_reason[family] = (
                 f"{family}'s files are missing in {directory}: FlashInfer copies them from the local "
-                "FLASHINFER_CUBINS_REPOSITORY (not read)"
+                f"FLASHINFER_CUBINS_REPOSITORY {repo_dir or '(a relative path; the working directory is not known)'}"
+                ", which holds only part of them"
+                + ("" if out["dir_writable"] or repo_dir is None else f", or {directory} is not writable")
             )
         else:
             ready_reason[family] = (

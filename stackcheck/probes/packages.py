@@ -47,6 +47,10 @@ WANTED = (
     "deep-gemm",
     "nvidia-cudnn-cu12",
     "nvidia-cudnn-cu13",
+    # cuDNN's Python frontend (module `cudnn`): FlashInfer's cudnn_batch_prefill_with_kv_cache runs its cuDNN graph
+    # where `import cudnn` works and its CUDNN_SDPA cubins otherwise (feature mm-attention-flashinfer-cudnn; Name:
+    # nvidia-cudnn-frontend in the 1.32.0 wheel's METADATA, read 2026-12-07)
+    "nvidia-cudnn-frontend",
     "nvidia-cuda-nvrtc-cu12",
     "nvidia-cuda-nvrtc",
     "nvidia-cublas-cu12",

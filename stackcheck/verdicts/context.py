@@ -971,7 +971,9 @@ class Context:
             if value is None:
                 reasons = data.get("ready_reason")
                 why = reasons.get(family) if isinstance(reasons, dict) else None
-                raise Unknown(path, f"FlashInfer's {family} cubins: " + (why or "not read") + _cubins_fix(installed))
+                raise Unknown(
+                    path, f"FlashInfer's {family} cubins: " + (why or "not read") + _cubins_fix(installed, family)
+                )
             return value
         if rest in ("no_download", "dir_source") and data.get(rest) is not None:
             return data[rest]
@@ -1575,12 +1577,17 @@ def assumed_gpus(manifests: Manifests, spec: str, name: str | None = None) -> li
     ]
 
 
-def _cubins_fix(release: str) -> str:
+def _cubins_fix(release: str, family: str = "") -> str:
     """How to have a release's trtllm-gen cubins on the box before the launch (irev77): `download-cubin` is in the
     `flashinfer` CLI of every release read (flashinfer/__main__.py 0.6.0 :193, 0.6.16 :212, 0.7.2 :677, 0.7.4 :680;
     it fills the directory `_get_cubin_dir` picks in the process that runs it), `download-kernels` from 0.7.1
     (0.7.1 :794, 0.7.2 :801: pip-installs flashinfer-cubin and flashinfer-jit-cache of the release from
-    https://flashinfer.ai/whl)."""
+    https://flashinfer.ai/whl). CUDNN_SDPA is in neither (download_artifacts fetches FMHA, BMM, GEMM, DEEPGEMM and
+    DSL_FMHA: 0.7.2 flashinfer/artifacts.py:254-261): installing nvidia-cudnn-frontend avoids the cubins."""
+    if family == "CUDNN_SDPA":
+        return ("; to avoid them install nvidia-cudnn-frontend (FlashInfer then runs the cuDNN graph), or run the "
+                "first cuDNN prefill online as the server's user: download-cubin and flashinfer-cubin do not carry "
+                "them")  # fmt: skip
     return (f"; to have them before the launch, run `python -m flashinfer download-cubin` online, as the server's "
             f"user with its environment (it fills the same directory), or install flashinfer-cubin=={release} "
             "(`flashinfer download-kernels` from 0.7.1)")  # fmt: skip

@@ -118,7 +118,8 @@ def test_family_status_lists_missing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("complete", "manifest", "env", "want"),
     [
-        (True, True, {}, True),
+        (True, True, {"FLASHINFER_CUBIN_CHECKSUM_DISABLED": "1"}, True),  # (the loader does not hash them either)
+        (True, True, {}, True),  # present by name, their sha256 unverified: still ready (the merge of icubin2)
         (False, True, {}, None),  # a download would be tried
         (False, False, {"FLASHINFER_NO_DOWNLOAD": "1"}, False),
         (False, True, {"FLASHINFER_NO_DOWNLOAD": "1"}, None),  # some files missing: which a kernel needs not known
@@ -133,6 +134,8 @@ def test_ready(tmp_path: Path, complete: bool, manifest: bool, env: dict[str, st
     assert got["ready"]["TRTLLM_GEN_BMM"] in (None, False)  # no BMM files at all
     if want is not True:
         assert got["ready_reason"]["TRTLLM_GEN_FMHA"]
+    if complete:
+        assert got["families"]["TRTLLM_GEN_FMHA"]["files"] == "present, unverified"
 
 
 def test_probe_class_reads_the_launch_env(tmp_path: Path) -> None:

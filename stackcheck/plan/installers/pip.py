@@ -5,7 +5,7 @@ version (flashinfer-cubin, flashinfer-jit-cache), and SGLang."""
 from __future__ import annotations
 
 from stackcheck.facts.model import KERNEL_MODULE
-from stackcheck.plan.hypothetical import torch_nccl_step
+from stackcheck.plan.hypothetical import cubins_lacking_after, torch_nccl_step
 from stackcheck.plan.installers.interface import Install, q
 from stackcheck.plan.solver import (
     Box,
@@ -96,6 +96,16 @@ def install_flashinfer(ctx: Context, choice: Choice, box: Box, stack: Stack) -> 
             "pin it: the installed one is removed rather than left mismatched"
         )
     cmds.append("pip install " + " ".join(q(s) for s in specs))
+    if cubins_lacking_after(ctx.facts, len(specs) > 1):
+        # the new release reads its cubins from its own commit-named directories: fetch them now, online, rather
+        # than at the server's first trtllm-gen kernel (refused under FLASHINFER_NO_DOWNLOAD, a stall offline)
+        cmds.append("python -m flashinfer download-cubin")
+        warnings.append(
+            f"FlashInfer {choice.version} reads its trtllm-gen cubins from directories of its own, which this box "
+            "lacks: run `python -m flashinfer download-cubin` online as the server's user with its environment "
+            "(it fills the directory that process picks: FLASHINFER_CUBIN_DIR or the cache under "
+            "FLASHINFER_WORKSPACE_BASE / HOME)"
+        )
     if ctx.installed_version("flashinfer-jit-cache"):
         jit = find_release(ctx, "flashinfer-jit-cache", choice.version)
         url = _index(ctx, "flashinfer-jit-cache", stack.torch.variant)
