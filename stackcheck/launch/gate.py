@@ -1030,9 +1030,37 @@ def _unplaced_seen(
     """Note in `trace` ("unplaced", outermost first) the first word before argv[target] (where find_launch found the
     launch, the `env` that runs it or the string that holds it) that no reader places the command of (iallow1)."""
     if trace is not None and target > 0:
-        got = unplaced_before(argv, target, env, mapping)
+        notes: list[Problem] = []
+        got = unplaced_before(argv, target, env, mapping, notes)
         if got is not None:
             trace.setdefault("unplaced", []).insert(0, got)
+        trace.setdefault("runner_notes", []).extend(notes)
+
+
+#: coreutils timeout(1) and its source (launch/runners.py TIMEOUT, read_timeout)
+TIMEOUT_SOURCE = {
+    "title": 'GNU coreutils timeout (src/timeout.c: getopt_long "+fk:ps:v", then DURATION and the command; without '
+    "--foreground it sends the signal to its whole process group, with it to the command alone; -k sends KILL that "
+    "long after); `timeout --help` of coreutils 9.1",
+    "url": "https://www.gnu.org/software/coreutils/manual/html_node/timeout-invocation.html",
+}
+
+
+def _seconds_text(seconds: float) -> str:
+    return f"{seconds:g} s" if seconds < 120 else f"{seconds / 60:g} min" if seconds < 7200 else f"{seconds / 3600:g} h"
+
+
+def _timeout_note(timed: Any) -> Problem:
+    """The note of a launch behind coreutils timeout (iallow2; runners.read_timeout): the server is ended DURATION
+    after it starts, by its signal, and by KILL -k later. A note, never a refusal: the launch is the user's to time."""
+    whom = ("the server's own process (--foreground: the processes it starts, SGLang's scheduler and detokenizer, "
+            "are not signalled by timeout)" if timed.foreground else "the server and every process it starts (its "
+            "process group)")  # fmt: skip
+    then = f", then KILL {_seconds_text(timed.kill_after)} later if it still runs" if timed.kill_after else ""
+    return Problem("timeout", "note", None, f"`timeout` ends the launch {_seconds_text(timed.seconds)} after it "
+                   f"starts: it sends {timed.signal} to {whom}{then}; the server stops serving then, or never serves "
+                   "if loading the model and capturing CUDA graphs take longer (a DURATION of 0 sets no limit)",
+                   [TIMEOUT_SOURCE])  # fmt: skip
 
 
 #: (iallow1) the readers of the programs the gate steps through before the launch (launch/runners.py names each)
@@ -1112,14 +1140,19 @@ def _string_reaches(argv: Sequence[str], k: int, target: int) -> bool:
 
 
 def unplaced_before(
-    argv: Sequence[str], target: int, env: Mapping[str, str], mapping: Mapping[str, Any]
+    argv: Sequence[str],
+    target: int,
+    env: Mapping[str, str],
+    mapping: Mapping[str, Any],
+    notes: list[Problem] | None = None,
 ) -> Problem | None:
     """The walk from argv[0] to argv[target] (iallow1): each program's reader places its command, and the walk steps
     there; the first word no reader places (a program in no table, a reading that stops or is unsure, a script run by
     an interpreter or shell, a reading that lands past the launch) is an unknown problem naming it. A program already
     refused elsewhere (elsewhere.wrapper_at: ssh, docker, uv, torchrun, perf, ...; a root change; a flock that
     refuses its words; an assignment where a runner runs it) ends the walk with no problem of its own. Linear: each
-    reader reads only its own words."""
+    reader reads only its own words. `notes` gets what a placed program does to the server that is no refusal
+    (iallow2: coreutils timeout ends it after its DURATION)."""
     from stackcheck.assembly.env_prefix import read_env
     from stackcheck.launch.elsewhere import _MPI, command_at, wrapper_at
     from stackcheck.launch.runners import POLICY_READERS, RUNNERS, read_flock, read_policy, read_runner
@@ -1147,9 +1180,19 @@ def unplaced_before(
                 return _unplaced_problem(argv, k, f"its reading stops ({why})")
             k, before = len(argv) - rest, prog
             continue
-        if prog in ("nohup", "timeout"):
-            end = _chain_end(argv, k)[0]
-            if end <= k:
+        if prog == "timeout":
+            from stackcheck.launch.runners import read_timeout
+
+            timed = read_timeout(argv, k)
+            if timed.command is None:
+                return _unplaced_problem(argv, k, timed.unsure or "runs no command")
+            if notes is not None and timed.seconds > 0:
+                notes.append(_timeout_note(timed))
+            k, before = timed.command, prog
+            continue
+        if prog == "nohup":
+            end = k + 2 if k + 2 < len(argv) and argv[k + 1] == "--" else k + 1  # (its only options: --help, --version)
+            if end <= k or argv[end][:2] == "--":
                 return _unplaced_problem(argv, k, "runs no command")
             k, before = end, prog
             continue
@@ -2527,6 +2570,8 @@ def derive(
         ]  # fmt: skip
     if unlisted:
         problems.append(_unlisted_note(unlisted))
+    if entry is not None and not stops:
+        problems += trace.get("runner_notes", [])[:1]  # (iallow2: the outermost timeout that ends the server)
     if trace.get("shell_string") and entry is not None:
         problems += expanded_word_problems(args, mapping)
     d = Derived(

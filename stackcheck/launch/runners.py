@@ -733,3 +733,121 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
         return Reading(None, "runs the command in the target user's home directory, not this one (-u / --user "
                        "without --chdir)"), frozenset(seen)  # fmt: skip
     return Reading(i if i < n else None), frozenset(seen)
+
+
+#: (iallow2) GNU coreutils timeout (src/timeout.c main: getopt_long "+fk:ps:v" with the long options foreground,
+#: kill-after (a value), preserve-status, signal (a value), verbose, help, version; then DURATION, then the command,
+#: execvp'd; `timeout --help` of 9.1 on this box: DURATION "a floating point number with an optional suffix: 's'
+#: ... 'm' ... 'h' ... 'd'", "A duration of 0 disables the associated timeout"). Run here (coreutils 9.1): `timeout
+#: -x 5 true`, `timeout --foo 5 true`, `timeout abc true`, `timeout '5 ' true`, `timeout nan true`, `timeout -s FOO 5
+#: true`, `timeout -k abc 5 true` exit 125 before running anything; `timeout 5 -- true` runs `--` (exit 127: getopt
+#: stopped at the DURATION, so the `--` after it is the command), where uutils coreutils' timeout (the default
+#: coreutils of Ubuntu 25.10 and later) takes it as the end of its options and runs `true`.
+TIMEOUT = Runner("ks", "fpv", _f("kill-after", "signal"), _f("foreground", "preserve-status", "verbose"), 1, "",
+                 _f("help", "version"))  # fmt: skip
+#: the DURATION forms read: decimal digits with an optional fraction and one suffix (strtod's other forms, blanks,
+#: hexadecimal, an exponent, inf: not read, so unknown)
+_TIMEOUT_DURATION = re.compile(r"(\d+\.?\d*|\.\d+)([smhd]?)", re.ASCII)
+_TIMEOUT_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+#: signal names read for -s (gnulib operand2sig: upper-cased in the C locale, `SIG` optional; a number 0-64 too):
+#: those every Linux kill -l lists; any other name is not read
+_TIMEOUT_SIGNALS = _names(
+    "HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ "
+    "VTALRM PROF WINCH IO PWR SYS"
+)
+
+
+class TimeoutReading(NamedTuple):
+    """What coreutils timeout at argv[at] runs (read_timeout): `command` where its command stands (None: none, or
+    not read: `unsure` says why), `seconds` its DURATION (0: no timeout), the signal sent then, the -k delay before
+    KILL (None: none), and whether --foreground is given (the signal goes to the command alone, not its children)."""
+
+    command: int | None
+    unsure: str | None = None
+    seconds: float = 0.0
+    signal: str = "TERM"
+    kill_after: float | None = None
+    foreground: bool = False
+
+
+def _timeout_seconds(value: str) -> float | None:
+    m = _TIMEOUT_DURATION.fullmatch(value)
+    return None if m is None else float(m[1]) * _TIMEOUT_UNIT[m[2]]
+
+
+def _timeout_signal(value: str) -> str | None:
+    if value.isascii() and value.isdigit():
+        return value if int(value) <= 64 else None
+    name = value.upper() if value.isascii() else ""
+    name = name[3:] if name.startswith("SIG") and name[3:] in _TIMEOUT_SIGNALS else name
+    return name if name in _TIMEOUT_SIGNALS else None
+
+
+def read_timeout(argv: Sequence[str], at: int) -> TimeoutReading:
+    """coreutils timeout's reading of its words (iallow2): its options as getopt_long "+fk:ps:v" reads them (a prefix
+    of a long option getopt_long takes), a -k / -s value and the DURATION read as it reads them; an option, value or
+    DURATION it refuses (exit 125) or one whose reading is not followed here is unsure, as is a `--` after the
+    DURATION (GNU runs `--`, uutils the command after it)."""
+    spec = TIMEOUT
+    got: dict[str, str] = {}
+
+    def value(option: str, text: str) -> TimeoutReading | None:
+        if option == "s":
+            if _timeout_signal(text) is None:
+                return TimeoutReading(None, f"its signal `-s {text}` is not read as one (timeout exits 125 on a name "
+                                      "it does not know)")  # fmt: skip
+            got["s"] = _timeout_signal(text) or "TERM"
+        elif _timeout_seconds(text) is None:
+            return TimeoutReading(None, f"its `-k {text}` is not read as a duration (timeout exits 125 on one it "
+                                  "refuses)")  # fmt: skip
+        else:
+            got["k"] = text
+        return None
+
+    def long_option(i: int, word: str) -> int | TimeoutReading:
+        found = _long(spec, word)
+        if found is None:
+            return TimeoutReading(None, f"`{word.split('=', 1)[0]}` is no option of timeout the gate reads (timeout "
+                                  "exits 125 on one it does not know)")  # fmt: skip
+        name, takes = found
+        if name in spec.no_command_long:
+            return TimeoutReading(None, f"--{name} prints and exits")
+        if not takes:
+            if "=" in word:
+                return TimeoutReading(None, f"its option `--{name}` takes no value (timeout exits 125)")
+            got[name[0]] = ""
+            return 1
+        if "=" not in word and i + 1 >= len(argv):
+            return TimeoutReading(None, f"its option `--{name}` has no value")
+        refused = value(name[0], word.split("=", 1)[1] if "=" in word else argv[i + 1])
+        return refused if refused is not None else 1 if "=" in word else 2
+
+    def short_option(i: int, word: str, j: int) -> int | TimeoutReading:
+        letter = word[j]
+        if letter in spec.short_value:
+            attached = j + 1 < len(word)
+            if not attached and i + 1 >= len(argv):
+                return TimeoutReading(None, f"its option `-{letter}` has no value")
+            refused = value(letter, word[j + 1 :] if attached else argv[i + 1])
+            return refused if refused is not None else 1 if attached else 2
+        if letter not in spec.short_plain:
+            return TimeoutReading(None, f"`-{letter}` is no option of timeout the gate reads (timeout exits 125 on "
+                                  "one it does not know)")  # fmt: skip
+        got[letter] = ""
+        return 0
+
+    i, stop = walk_options(argv, at, long_option, short_option)
+    if stop is not None:
+        return stop
+    if i + 1 >= len(argv):
+        return TimeoutReading(None)
+    seconds = _timeout_seconds(argv[i])
+    if seconds is None:
+        return TimeoutReading(None, f"its DURATION `{argv[i][:40]}` is not read as one (timeout exits 125 on an "
+                              "interval it refuses)")  # fmt: skip
+    if argv[i + 1] == "--":
+        return TimeoutReading(None, "runs the word `--` after its DURATION as the command (GNU coreutils: its "
+                              "options end before the DURATION, so it runs `--` and exits 127; uutils coreutils "
+                              "reads `--` as the end of its options): which one runs here is not read")  # fmt: skip
+    kill = _timeout_seconds(got["k"]) if "k" in got else None
+    return TimeoutReading(i + 1, None, seconds, got.get("s", "TERM"), kill or None, "f" in got)
