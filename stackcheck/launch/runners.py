@@ -590,7 +590,11 @@ POLICY_READERS: dict[str, Policy] = {
                    "-V", "-K", "-h", "-U", "--edit", "--list", "--validate", "--version", "--help", "--host",
                    "--remove-timestamp", "--other-user"),
          **_refuse("sets what the gate does not read (a BSD auth type, login class, SELinux role or type)", "-a",
-                   "-c", "-r", "-t", "--auth-type", "--login-class", "--role", "--type")},
+                   "-c", "-r", "-t", "--auth-type", "--login-class", "--role", "--type"),
+         # (iallow2) sudo -T / --command-timeout: "terminate command after the specified time limit" (sudo's help
+         # text, src/parse_args.c), a value the policy reads and permits only with sudoers' user_command_timeouts
+         **_refuse("sets a command timeout, which the sudoers policy must permit (user_command_timeouts, else sudo "
+                   "refuses to run the command) and which ends the server after it", "-T", "--command-timeout")},
         assignments=True, optional=_f("preserve-env"),
     ),
     "doas": Policy(
@@ -644,6 +648,34 @@ POLICY_READERS: dict[str, Policy] = {
 }  # fmt: skip
 
 
+def _sudo_name(value: str) -> str | None:
+    """Why sudo runs nothing on `-u VALUE` / `-g VALUE` (iallow2; sudo src/parse_args.c: the value is the rest of the
+    word or the next word, an empty one refused by usage(1)): `-u=svc` hands `=svc` to the policy as the user's name,
+    one no passwd or group entry is likely to hold (sudoers looks it up and stops: not run here, so unknown)."""
+    if value == "":
+        return "its user or group value is empty (sudo prints its usage and exits 1)"
+    if value.startswith("="):
+        return (f"takes `{value[:40]}` as the user or group name, `=` included (getopt hands -u / -g the rest of the "
+                "word: `-u svc` or `--user=svc` name svc), a name the policy is not known to find")  # fmt: skip
+    return None
+
+
+def _sudo_close_from(value: str) -> str | None:
+    """Why sudo exits 1 on `-C VALUE` (src/parse_args.c: strtonum(optarg, 3, INT_MAX) else "the argument to -C must be
+    a number greater than or equal to 3" and usage(1)); None where the plain decimal value is taken."""
+    if value.isascii() and value.isdigit() and 3 <= int(value) <= 2**31 - 1:
+        return None
+    return f"its `-C {value[:40]}` is no number 3 or greater (sudo exits 1 before running the command)"
+
+
+#: (iallow2) option values a POLICY_READERS program refuses, or reads otherwise than written, before it runs its
+#: command (program -> the short letter or long name -> why, None where taken)
+POLICY_VALUE_CHECKS: dict[str, dict[str, Callable[[str], str | None]]] = {
+    "sudo": {"u": _sudo_name, "user": _sudo_name, "g": _sudo_name, "group": _sudo_name, "C": _sudo_close_from,
+             "close-from": _sudo_close_from},
+}  # fmt: skip
+
+
 #: (policy_options: an exact-reading program's first word that is no option of its, where the walk ends)
 _FIRST_OTHER = "the first other word"
 
@@ -691,6 +723,11 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
         if full in refused:
             return Reading(None, f"its option `--{full}` {policy.refuse['--' + full]}")
         if full in spec.long_value:
+            check = POLICY_VALUE_CHECKS.get(prog, {}).get(full)
+            value = word.partition("=")[2] if eq else argv[i + 1] if i + 1 < n else None
+            why = check(value) if check is not None and value is not None else None
+            if why is not None:
+                return Reading(None, why)
             return 1 if eq else 2
         if eq and full not in policy.optional:
             return Reading(None, f"its option `--{full}` takes no value")
@@ -704,6 +741,11 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
         if "-" + letter in policy.refuse:
             return Reading(None, f"its option `-{letter}` {policy.refuse['-' + letter]}")
         if letter in spec.short_value:
+            check = POLICY_VALUE_CHECKS.get(prog, {}).get(letter)
+            value = word[j + 1 :] if j + 1 < len(word) else argv[i + 1] if i + 1 < n else None
+            why = check(value) if check is not None and value is not None else None
+            if why is not None:
+                return Reading(None, why)
             return 1 if j + 1 < len(word) else 2
         if letter not in spec.short_plain:
             return Reading(None, f"its option `-{letter}` is no option of {prog} the gate reads")
