@@ -1031,7 +1031,7 @@ def _unplaced_seen(
     launch, the `env` that runs it or the string that holds it) that no reader places the command of (iallow1)."""
     if trace is not None and target > 0:
         notes: list[Problem] = []
-        got = unplaced_before(argv, target, env, mapping, notes)
+        got = unplaced_before(argv, target, env, mapping, notes, unexpanded=bool(trace.get("unexpanded")))
         if got is not None:
             trace.setdefault("unplaced", []).insert(0, got)
         trace.setdefault("runner_notes", []).extend(notes)
@@ -1077,6 +1077,22 @@ _READ_NAMES = (
     "nice, taskset, numactl, srun, chrt, ionice, stdbuf, setsid, time, flock, strace, nohup, timeout, env, "
     "dumb-init, tini --, gosu, su-exec, sudo, doas, pkexec, runuser -u, systemd-run, run0, a shell's -c"
 )
+
+
+def _expanded_before(argv: Sequence[str], k: int, command: int) -> str | None:
+    """Why the command that the program at argv[k] runs from argv[command] is not placed, where a word between them
+    (its options and their values, a shell string's words left unexpanded) holds an expansion the shell makes first
+    (iallow2): `$NAME` empty is no word, `$NAME` with blanks several, so the program reads another command than the one
+    placed here (`systemd-run --unit $NAME python ...` with NAME unset runs `-m` as its unit's ... or refuses it)."""
+    from stackcheck.redact import redact_argv
+
+    for m in range(k + 1, command):
+        if _EXPANSION.search(argv[m]):
+            shown = redact_argv(argv[: m + 1])[m][:80]
+            return (f"its word `{shown}` is expanded by the shell before {os.path.basename(argv[k])[:40]} reads it (an "
+                    "empty value is no word, one with blanks several, moving where its command starts), which the "
+                    "gate does not do: write the value out")  # fmt: skip
+    return None
 
 
 def _unplaced_problem(
@@ -1145,6 +1161,7 @@ def unplaced_before(
     env: Mapping[str, str],
     mapping: Mapping[str, Any],
     notes: list[Problem] | None = None,
+    unexpanded: bool = False,
 ) -> Problem | None:
     """The walk from argv[0] to argv[target] (iallow1): each program's reader places its command, and the walk steps
     there; the first word no reader places (a program in no table, a reading that stops or is unsure, a script run by
@@ -1152,7 +1169,9 @@ def unplaced_before(
     refused elsewhere (elsewhere.wrapper_at: ssh, docker, uv, torchrun, perf, ...; a root change; a flock that
     refuses its words; an assignment where a runner runs it) ends the walk with no problem of its own. Linear: each
     reader reads only its own words. `notes` gets what a placed program does to the server that is no refusal
-    (iallow2: coreutils timeout ends it after its DURATION)."""
+    (iallow2: coreutils timeout ends it after its DURATION). `unexpanded`: the words are a shell string's, left
+    unexpanded (iallow2): a word the shell expands among a placed program's options (`systemd-run --unit $NAME`,
+    `nice -n $N`, `timeout $T`) is unknown, since an empty value or one with blanks moves where its command starts."""
     from stackcheck.assembly.env_prefix import read_env
     from stackcheck.launch.elsewhere import _MPI, command_at, wrapper_at
     from stackcheck.launch.runners import POLICY_READERS, RUNNERS, read_flock, read_policy, read_runner
@@ -1186,6 +1205,9 @@ def unplaced_before(
             timed = read_timeout(argv, k)
             if timed.command is None:
                 return _unplaced_problem(argv, k, timed.unsure or "runs no command")
+            expanded = _expanded_before(argv, k, timed.command) if unexpanded else None
+            if expanded is not None:
+                return _unplaced_problem(argv, k, expanded)
             if notes is not None and timed.seconds > 0:
                 notes.append(_timeout_note(timed))
             k, before = timed.command, prog
@@ -1224,6 +1246,9 @@ def unplaced_before(
                         "it runs them (systemd 254+: --expand-environment, on by default), which the gate does not do"
                     )
                     return _unplaced_problem(argv, k, why)
+            expanded = _expanded_before(argv, k, reading.command) if unexpanded and reading.command else None
+            if expanded is not None:
+                return _unplaced_problem(argv, k, expanded)
             if reading.command is not None:
                 k, before = reading.command, prog
                 continue
@@ -1820,7 +1845,12 @@ def _shell_launch(
             trace["cwd"] = entered(before, dirs, seen)  # (`env -C DIR` before this command: its own directory)
         record = trace.get("entered") if trace is not None else None
         at = len(record) if isinstance(record, list) else 0
+        unexpanded = trace.get("unexpanded") if trace is not None else None
+        if trace is not None:
+            trace["unexpanded"] = True  # (iallow2: the walk's words are this string's, unexpanded: unplaced_before)
         found = find_launch(argv, mapping, cmd_env, trace)
+        if trace is not None:
+            trace["unexpanded"] = unexpanded
         if found[0] is not None:
             if isinstance(record, list):
                 record[at:at] = seen
