@@ -668,11 +668,19 @@ def _sudo_close_from(value: str) -> str | None:
     return f"its `-C {value[:40]}` is no number 3 or greater (sudo exits 1 before running the command)"
 
 
+def _sudo_env_list(value: str) -> str | None:
+    """Why sudo exits 1 on `--preserve-env=LIST` (src/parse_args.c parse_env_list: a name with `=` in the
+    comma-separated list is "invalid environment variable name" and usage(1)); None where it is taken."""
+    if "=" in value:
+        return f"its `--preserve-env={value[:40]}` names a variable with `=` (sudo exits 1 before running the command)"
+    return None
+
+
 #: (iallow2) option values a POLICY_READERS program refuses, or reads otherwise than written, before it runs its
 #: command (program -> the short letter or long name -> why, None where taken)
 POLICY_VALUE_CHECKS: dict[str, dict[str, Callable[[str], str | None]]] = {
     "sudo": {"u": _sudo_name, "user": _sudo_name, "g": _sudo_name, "group": _sudo_name, "C": _sudo_close_from,
-             "close-from": _sudo_close_from},
+             "close-from": _sudo_close_from, "preserve-env": _sudo_env_list},
 }  # fmt: skip
 
 
@@ -729,6 +737,10 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
             if why is not None:
                 return Reading(None, why)
             return 1 if eq else 2
+        check = POLICY_VALUE_CHECKS.get(prog, {}).get(full) if eq else None
+        why = check(word.partition("=")[2]) if check is not None else None
+        if why is not None:
+            return Reading(None, why)
         if eq and full not in policy.optional:
             return Reading(None, f"its option `--{full}` takes no value")
         return 1
@@ -757,6 +769,14 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
         i, stop = walk_options(argv, start, long_option, short_option, ended)
         if stop is not None and stop.unsure is _FIRST_OTHER and stop.command is not None:
             i = stop.command
+            if argv[i][:1] == "-":
+                # (iallow2; polkit src/programs/pkexec.c main(): each word strcmp'd whole against --help, --version,
+                # --user / -u (its value the next word), --disable-internal-agent, --keep-cwd; the first other word
+                # is the program, looked up on PATH, "Cannot run program" where it is not found)
+                word = argv[i].split("=", 1)[0][:40] + ("=..." if "=" in argv[i] else "")
+                why = (f"takes `{word}` as the program it runs ({prog} compares its options whole: `--user NAME`, "
+                       "never `--user=NAME`), a program not found")  # fmt: skip
+                return Reading(None, why), frozenset(seen)
             break
         if stop is not None:
             return stop, frozenset(seen)

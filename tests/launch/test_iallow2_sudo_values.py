@@ -2,7 +2,9 @@
 the word, so sudo looks up a user named `=svc`), `sudo -C 2` / `--close-from=x` (sudo src/parse_args.c: strtonum 3 to
 INT_MAX, else usage and exit 1) and `sudo -T 60` (a command timeout the sudoers policy must permit, which ends the
 server) were placed and the launch allowed. Now runners.POLICY_VALUE_CHECKS reads those values (unknown where sudo
-refuses them or reads them otherwise than written) and -T / --command-timeout is a refusal of POLICY_READERS."""
+refuses them or reads them otherwise than written) and -T / --command-timeout is a refusal of POLICY_READERS; a
+`--preserve-env=LIST` naming `A=1` (exit 1) too. pkexec compares its options whole (polkit pkexec.c main()):
+`pkexec --keep-cwd --user=svc ...` runs a program named `--user=svc`, now unknown naming that word."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ def _refusals(prefix: list[str], mapping: Any) -> list[tuple[str, str]]:
     "prefix",
     [["sudo", "-u=svc"], ["sudo", "--user==svc"], ["sudo", "-nu=svc"], ["sudo", "-g=grp"], ["sudo", "-u", ""],
      ["sudo", "-C", "2"], ["sudo", "--close-from=x"], ["sudo", "-C5x"], ["sudo", "-T", "60"],
-     ["sudo", "--command-timeout=1h"], ["nice", "sudo", "-u=svc"]],
+     ["sudo", "--command-timeout=1h"], ["nice", "sudo", "-u=svc"], ["sudo", "--preserve-env=A=1"]],
 )  # fmt: skip
 def test_a_sudo_value_it_refuses_or_reads_otherwise_is_unknown(prefix: list[str], mapping: Any) -> None:
     # fails before: allowed (each value skipped as a value, the command placed after it)
@@ -44,7 +46,7 @@ def test_a_sudo_value_it_refuses_or_reads_otherwise_is_unknown(prefix: list[str]
     "prefix",
     [["sudo", "-u", "svc"], ["sudo", "--user=svc"], ["sudo", "-usvc"], ["sudo", "-nu", "svc", "-g", "gpu"],
      ["sudo", "-C", "5"], ["sudo", "--close-from=3"], ["sudo", "-E", "-H", "-u", "svc"],
-     ["sudo", "--preserve-env=PATH,HF_HOME", "-u", "#1000"]],
+     ["sudo", "--preserve-env=PATH,HF_HOME", "-u", "#1000"], ["pkexec", "--keep-cwd", "--user", "svc"]],
 )  # fmt: skip
 def test_a_sudo_value_it_takes_is_placed(prefix: list[str], mapping: Any) -> None:
     assert _refusals(prefix, mapping) == [], prefix
@@ -54,3 +56,12 @@ def test_the_reading_names_the_value() -> None:
     why = read_policy(["sudo", "-u=svc", "python3"], 0).unsure or ""
     assert "`=svc`" in why
     assert read_policy(["sudo", "-u", "svc", "python3"], 0).command == 3
+
+
+def test_pkexec_runs_a_joined_option_as_its_program(mapping: Any) -> None:
+    # fails before: placed after `--user=svc` (then `--user=svc` was refused as a program of no table), or refused for
+    # a --keep-cwd it was given
+    for prefix in (["pkexec", "--keep-cwd", "--user=svc"], ["pkexec", "--user=svc", "--keep-cwd"]):
+        assert ("pkexec", "unknown") in _refusals(prefix, mapping), prefix
+        why = read_policy([*prefix, "python3"], 0).unsure or ""
+        assert "`--user=...` as the program" in why, why
