@@ -737,8 +737,8 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
             if why is not None:
                 return Reading(None, why)
             return 1 if eq else 2
-        check = POLICY_VALUE_CHECKS.get(prog, {}).get(full) if eq else None
-        why = check(word.partition("=")[2]) if check is not None else None
+        check = POLICY_VALUE_CHECKS.get(prog, {}).get(full)
+        why = check(word.partition("=")[2]) if check is not None and eq else None
         if why is not None:
             return Reading(None, why)
         if eq and full not in policy.optional:
