@@ -286,6 +286,9 @@ def _find_launch_level(
             # before that env, whose -u / NAME=VALUE apply)
             stopped: list[tuple[str, bool]] = []
             dirs: list[str] = []
+            got = _env_expanded(argv[i:]) if trace is not None and trace.get("unexpanded") else None
+            if got is not None and trace is not None:  # (iallow2: `nice env -u $X python ...` in a string)
+                trace.setdefault("unplaced", []).insert(0, got)
             after_env, inner_env = split_env_prefix(argv[i:], env, dirs, stopped)
             runs = [stop for stop in stopped if not stop[1]]
             stops = trace.get("env_stops") if trace is not None else None
@@ -1079,15 +1082,31 @@ _READ_NAMES = (
 )
 
 
-def _expanded_before(argv: Sequence[str], k: int, command: int) -> str | None:
+def _env_expanded(words: Sequence[str]) -> Problem | None:
+    """The unknown of an `env` (words[0], in a shell string's words left unexpanded) whose
+    options hold a word the shell expands first (iallow2): `env -u $X python ...` with X unset is `env -u python -m
+    ...`, which unsets `python` and refuses `-m` (exit 125); `env -C $DIR` likewise. Its NAME=VALUE words are its
+    reading's (a value's expansion is the environment's, not where the command starts)."""
+    from stackcheck.assembly.env_prefix import read_env
+
+    if not words or os.path.basename(words[0]) != "env":
+        return None
+    read = read_env(words[1:], {})
+    end = len(words) - len(read.command) if read.stop is None else len(words)
+    why = _expanded_before(words, 0, end, assignments=False)
+    return None if why is None else _unplaced_problem(words, 0, why)
+
+
+def _expanded_before(argv: Sequence[str], k: int, command: int, assignments: bool = True) -> str | None:
     """Why the command that the program at argv[k] runs from argv[command] is not placed, where a word between them
     (its options and their values, a shell string's words left unexpanded) holds an expansion the shell makes first
     (iallow2): `$NAME` empty is no word, `$NAME` with blanks several, so the program reads another command than the one
-    placed here (`systemd-run --unit $NAME python ...` with NAME unset runs `-m` as its unit's ... or refuses it)."""
+    placed here (`systemd-run --unit $NAME python ...` with NAME unset runs `-m` as its unit's ... or refuses it).
+    `assignments` False: env's NAME=VALUE words are left to its reading (`env -u $X` is read here, `env A=$B` not)."""
     from stackcheck.redact import redact_argv
 
     for m in range(k + 1, command):
-        if _EXPANSION.search(argv[m]):
+        if _EXPANSION.search(argv[m]) and (assignments or not _ASSIGNMENT.match(argv[m])):
             shown = redact_argv(argv[: m + 1])[m][:80]
             return (f"its word `{shown}` is expanded by the shell before {os.path.basename(argv[k])[:40]} reads it (an "
                     "empty value is no word, one with blanks several, moving where its command starts), which the "
@@ -1836,6 +1855,7 @@ def _shell_launch(
             continue
         stops = trace.get("env_stops") if trace is not None else None  # (derive's: an env prefix inside the string)
         dirs: list[str] = []
+        env_word = _env_expanded(rest)  # (iallow2: a leading `env -u $X` in the string, if it runs the launch)
         argv, cmd_env = split_env_prefix(rest, cmd_env, dirs, stops=stops if isinstance(stops, list) else None)
         if not argv:
             continue
@@ -1852,6 +1872,8 @@ def _shell_launch(
         if trace is not None:
             trace["unexpanded"] = unexpanded
         if found[0] is not None:
+            if env_word is not None and trace is not None:
+                trace.setdefault("unplaced", []).insert(0, env_word)
             if isinstance(record, list):
                 record[at:at] = seen
             if trace is not None:  # (`bash -c "nice A=1 python ..."`: the runner execs the word as argv does)

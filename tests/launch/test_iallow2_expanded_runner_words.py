@@ -35,7 +35,8 @@ def _refusals(line: list[str], mapping: Any) -> list[tuple[str, str]]:
      ("systemd-run --scope -u $NAME env -i PATH=/usr/bin", "systemd-run"), ("nice -n $N", "nice"),
      ("exec nice -n ${N}", "nice"), ("sudo -u $U env -i PATH=/usr/bin", "sudo"), ("taskset -c $CPUS", "taskset"),
      ("numactl --cpunodebind=$NODE", "numactl"), ("timeout -k $K 60", "timeout"),
-     ("nohup nice -n `cat n`", "nice")],
+     ("nohup nice -n `cat n`", "nice"), ("nice env -u $X", "env"), ("timeout 60 env -C $DIR", "env"),
+     ("env -u $X", "env"), ("cd /x && env -C ${D} A=1", "env")],
 )  # fmt: skip
 def test_an_expanded_word_among_a_programs_options_is_unknown(prefix: str, subject: str, mapping: Any) -> None:
     # fails before: allowed (the word read as the option's value, the launch placed after it)
@@ -45,8 +46,9 @@ def test_an_expanded_word_among_a_programs_options_is_unknown(prefix: str, subje
 
 @pytest.mark.parametrize(
     "prefix",
-    ["systemd-run --scope --unit sglang", "nice -n 5", "env A=$B", "timeout 60", "sudo -u svc env -i PATH=$P"],
-)
+    ["systemd-run --scope --unit sglang", "nice -n 5", "env A=$B", "timeout 60", "sudo -u svc env -i PATH=$P",
+     "nice env -u X A=$B", "env -u X A=${B} C=$(cat c)", "env -u $X true; nice"],
+)  # fmt: skip
 def test_written_out_options_in_a_string_are_placed(prefix: str, mapping: Any) -> None:
     assert _refusals(["bash", "-c", f"{prefix} {LAUNCH}"], mapping) == [], prefix
 
