@@ -579,7 +579,13 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
         if opts.cwd is not None:  # (irobust: it was read inside the image, where the container does not start)
             raise UsageError("--cwd with --image: the image's server starts in its WorkingDir (--cwd names a "
                              "directory of this host)")  # fmt: skip
-        server_env, image_command, args.image_entry_note = _image_launch(opts.image, opts.platform)
+        entry = getattr(args, "entrypoint", None)  # (a `--entrypoint PROG` option, once the parser has one)
+        server_env, image_command, args.image_entry_note = _image_launch(opts.image, opts.platform, command, entry)
+        if command is not None and image_command is not None and image_command != command:
+            # (iallow2: `docker run IMAGE COMMAND` runs the image's Entrypoint with COMMAND as its arguments, as
+            # `docker run --entrypoint PROG IMAGE COMMAND` runs PROG with them: the gate judges what runs)
+            args.image_entry_prepended = image_command[: len(image_command) - len(command)]
+            command = image_command
     elif opts.root:
         # a root's launch is judged inside it, with the environment its own processes start with (the default PATH
         # looked up in the root, as `audit --root`): this host's PATH, CUDA_HOME, SGLANG_* never reach it; and its
@@ -1093,9 +1099,16 @@ def _decide_with(
     if opts.image:
         doc["image"] = opts.image
         notes = [IMAGE_READINGS] if derived.entrypoint is not None else []
+        prepended = getattr(args, "image_entry_prepended", None)
         if command is None and image_command is not None:
             notes.insert(0, "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here")
             if getattr(args, "image_entry_note", None):  # (imend9: the Entrypoint script read, or why not)
+                notes.insert(1, str(args.image_entry_note))
+        elif prepended is not None:
+            notes.insert(0, "the command runs as the arguments of the image's Entrypoint, as `docker run IMAGE "
+                         "COMMAND` runs it (a `docker run --entrypoint` form is not read here: gate its command inside "
+                         "that container)")  # fmt: skip
+            if getattr(args, "image_entry_note", None):
                 notes.insert(1, str(args.image_entry_note))
         if notes:
             doc["note"] = "; ".join(notes)
@@ -1241,10 +1254,15 @@ def _environment_text(facts: Any) -> str | None:
     return None
 
 
-def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], list[str] | None, str | None]:
+def _image_launch(
+    image: str, platform: str | None, given: list[str] | None = None, entrypoint: str | None = None
+) -> tuple[dict[str, str], list[str] | None, str | None]:
     """The environment a container of the image starts with (its config's Env; PATH as docker defaults
     it), the command it runs (Entrypoint + Cmd, None when it has neither) and what was read of an Entrypoint script
-    (a note, None where there is none). Reads the config, and the layers only for an Entrypoint script."""
+    (a note, None where there is none). Reads the config, and the layers only for an Entrypoint script. `given`: the
+    gated command, which replaces Cmd and runs as the Entrypoint's arguments (iallow2; docker run(1): "docker run
+    IMAGE [COMMAND] [ARG...]" overrides CMD, never ENTRYPOINT); `entrypoint`: the program that replaces the
+    Entrypoint (docker run --entrypoint: one word, the empty word none; the image's Cmd is dropped with it)."""
     try:
         from stackcheck.assembly.target import DEFAULT_PATH
         from stackcheck.image import read_image_info
@@ -1253,7 +1271,8 @@ def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], lis
     info = read_image_info(image, platform=platform)
     env = dict(info.raw_env)
     env.setdefault("PATH", DEFAULT_PATH)
-    command = list(info.command)
+    entry = list(info.entrypoint) if entrypoint is None else [entrypoint] if entrypoint else []
+    command = [*entry, *given] if given is not None else list(info.command) if entrypoint is None else entry
     if command and command[0].startswith("/") and command[0].endswith(".sh"):
         # (imend9) an Entrypoint script (nvidia/cuda's /opt/nvidia/nvidia_entrypoint.sh): read from the image, the
         # command after it placed where it is the wrapper shape and its entrypoint.d parts only print or export

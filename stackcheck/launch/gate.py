@@ -331,6 +331,9 @@ def _find_launch_level(
             # before that env, whose -u / NAME=VALUE apply)
             stopped: list[tuple[str, bool]] = []
             dirs: list[str] = []
+            got = _env_expanded(argv[i:]) if trace is not None and trace.get("unexpanded") else None
+            if got is not None and trace is not None:  # (iallow2: `nice env -u $X python ...` in a string)
+                trace.setdefault("unplaced", []).insert(0, got)
             after_env, inner_env = split_env_prefix(argv[i:], env, dirs, stopped)
             runs = [stop for stop in stopped if not stop[1]]
             stops = trace.get("env_stops") if trace is not None else None
@@ -976,9 +979,37 @@ def _unplaced_seen(
     """Note in `trace` ("unplaced", outermost first) the first word before argv[target] (where find_launch found the
     launch, the `env` that runs it or the string that holds it) that no reader places the command of (iallow1)."""
     if trace is not None and target > 0:
-        got = unplaced_before(argv, target, env, mapping)
+        notes: list[Problem] = []
+        got = unplaced_before(argv, target, env, mapping, notes, unexpanded=bool(trace.get("unexpanded")))
         if got is not None:
             trace.setdefault("unplaced", []).insert(0, got)
+        trace.setdefault("runner_notes", []).extend(notes)
+
+
+#: coreutils timeout(1) and its source (launch/runners.py TIMEOUT, read_timeout)
+TIMEOUT_SOURCE = {
+    "title": 'GNU coreutils timeout (src/timeout.c: getopt_long "+fk:ps:v", then DURATION and the command; without '
+    "--foreground it sends the signal to its whole process group, with it to the command alone; -k sends KILL that "
+    "long after); `timeout --help` of coreutils 9.1",
+    "url": "https://www.gnu.org/software/coreutils/manual/html_node/timeout-invocation.html",
+}
+
+
+def _seconds_text(seconds: float) -> str:
+    return f"{seconds:g} s" if seconds < 120 else f"{seconds / 60:g} min" if seconds < 7200 else f"{seconds / 3600:g} h"
+
+
+def _timeout_note(timed: Any) -> Problem:
+    """The note of a launch behind coreutils timeout (iallow2; runners.read_timeout): the server is ended DURATION
+    after it starts, by its signal, and by KILL -k later. A note, never a refusal: the launch is the user's to time."""
+    whom = ("the server's own process (--foreground: the processes it starts, SGLang's scheduler and detokenizer, "
+            "are not signalled by timeout)" if timed.foreground else "the server and every process it starts (its "
+            "process group)")  # fmt: skip
+    then = f", then KILL {_seconds_text(timed.kill_after)} later if it still runs" if timed.kill_after else ""
+    return Problem("timeout", "note", None, f"`timeout` ends the launch {_seconds_text(timed.seconds)} after it "
+                   f"starts: it sends {timed.signal} to {whom}{then}; the server stops serving then, or never serves "
+                   "if loading the model and capturing CUDA graphs take longer (a DURATION of 0 sets no limit)",
+                   [TIMEOUT_SOURCE])  # fmt: skip
 
 
 #: (iallow1) the readers of the programs the gate steps through before the launch (launch/runners.py names each)
@@ -995,6 +1026,38 @@ _READ_NAMES = (
     "nice, taskset, numactl, srun, chrt, ionice, stdbuf, setsid, time, flock, strace, nohup, timeout, env, "
     "dumb-init, tini --, gosu, su-exec, sudo, doas, pkexec, runuser -u, systemd-run, run0, a shell's -c"
 )
+
+
+def _env_expanded(words: Sequence[str]) -> Problem | None:
+    """The unknown of an `env` (words[0], in a shell string's words left unexpanded) whose
+    options hold a word the shell expands first (iallow2): `env -u $X python ...` with X unset is `env -u python -m
+    ...`, which unsets `python` and refuses `-m` (exit 125); `env -C $DIR` likewise. Its NAME=VALUE words are its
+    reading's (a value's expansion is the environment's, not where the command starts)."""
+    from stackcheck.assembly.env_prefix import read_env
+
+    if not words or os.path.basename(words[0]) != "env":
+        return None
+    read = read_env(words[1:], {})
+    end = len(words) - len(read.command) if read.stop is None else len(words)
+    why = _expanded_before(words, 0, end, assignments=False)
+    return None if why is None else _unplaced_problem(words, 0, why)
+
+
+def _expanded_before(argv: Sequence[str], k: int, command: int, assignments: bool = True) -> str | None:
+    """Why the command that the program at argv[k] runs from argv[command] is not placed, where a word between them
+    (its options and their values, a shell string's words left unexpanded) holds an expansion the shell makes first
+    (iallow2): `$NAME` empty is no word, `$NAME` with blanks several, so the program reads another command than the one
+    placed here (`systemd-run --unit $NAME python ...` with NAME unset runs `-m` as its unit's ... or refuses it).
+    `assignments` False: env's NAME=VALUE words are left to its reading (`env -u $X` is read here, `env A=$B` not)."""
+    from stackcheck.redact import redact_argv
+
+    for m in range(k + 1, command):
+        if _EXPANSION.search(argv[m]) and (assignments or not _ASSIGNMENT.match(argv[m])):
+            shown = redact_argv(argv[: m + 1])[m][:80]
+            return (f"its word `{shown}` is expanded by the shell before {os.path.basename(argv[k])[:40]} reads it (an "
+                    "empty value is no word, one with blanks several, moving where its command starts), which the "
+                    "gate does not do: write the value out")  # fmt: skip
+    return None
 
 
 def _unplaced_problem(
@@ -1058,14 +1121,22 @@ def _string_reaches(argv: Sequence[str], k: int, target: int) -> bool:
 
 
 def unplaced_before(
-    argv: Sequence[str], target: int, env: Mapping[str, str], mapping: Mapping[str, Any]
+    argv: Sequence[str],
+    target: int,
+    env: Mapping[str, str],
+    mapping: Mapping[str, Any],
+    notes: list[Problem] | None = None,
+    unexpanded: bool = False,
 ) -> Problem | None:
     """The walk from argv[0] to argv[target] (iallow1): each program's reader places its command, and the walk steps
     there; the first word no reader places (a program in no table, a reading that stops or is unsure, a script run by
     an interpreter or shell, a reading that lands past the launch) is an unknown problem naming it. A program already
     refused elsewhere (elsewhere.wrapper_at: ssh, docker, uv, torchrun, perf, ...; a root change; a flock that
     refuses its words; an assignment where a runner runs it) ends the walk with no problem of its own. Linear: each
-    reader reads only its own words."""
+    reader reads only its own words. `notes` gets what a placed program does to the server that is no refusal
+    (iallow2: coreutils timeout ends it after its DURATION). `unexpanded`: the words are a shell string's, left
+    unexpanded (iallow2): a word the shell expands among a placed program's options (`systemd-run --unit $NAME`,
+    `nice -n $N`, `timeout $T`) is unknown, since an empty value or one with blanks moves where its command starts."""
     from stackcheck.assembly.env_prefix import read_env
     from stackcheck.launch.elsewhere import _MPI, command_at, wrapper_at
     from stackcheck.launch.runners import POLICY_READERS, RUNNERS, read_flock, read_policy, read_runner
@@ -1093,9 +1164,22 @@ def unplaced_before(
                 return _unplaced_problem(argv, k, f"its reading stops ({why})")
             k, before = len(argv) - rest, prog
             continue
-        if prog in ("nohup", "timeout"):
-            end = _chain_end(argv, k)[0]
-            if end <= k:
+        if prog == "timeout":
+            from stackcheck.launch.runners import read_timeout
+
+            timed = read_timeout(argv, k)
+            if timed.command is None:
+                return _unplaced_problem(argv, k, timed.unsure or "runs no command")
+            expanded = _expanded_before(argv, k, timed.command) if unexpanded else None
+            if expanded is not None:
+                return _unplaced_problem(argv, k, expanded)
+            if notes is not None and timed.seconds > 0:
+                notes.append(_timeout_note(timed))
+            k, before = timed.command, prog
+            continue
+        if prog == "nohup":
+            end = k + 2 if k + 2 < len(argv) and argv[k + 1] == "--" else k + 1  # (its only options: --help, --version)
+            if end <= k or argv[end][:2] == "--":
                 return _unplaced_problem(argv, k, "runs no command")
             k, before = end, prog
             continue
@@ -1127,6 +1211,9 @@ def unplaced_before(
                         "it runs them (systemd 254+: --expand-environment, on by default), which the gate does not do"
                     )
                     return _unplaced_problem(argv, k, why)
+            expanded = _expanded_before(argv, k, reading.command) if unexpanded and reading.command else None
+            if expanded is not None:
+                return _unplaced_problem(argv, k, expanded)
             if reading.command is not None:
                 k, before = reading.command, prog
                 continue
@@ -1714,6 +1801,7 @@ def _shell_launch(
             continue
         stops = trace.get("env_stops") if trace is not None else None  # (derive's: an env prefix inside the string)
         dirs: list[str] = []
+        env_word = _env_expanded(rest)  # (iallow2: a leading `env -u $X` in the string, if it runs the launch)
         argv, cmd_env = split_env_prefix(rest, cmd_env, dirs, stops=stops if isinstance(stops, list) else None)
         if not argv:
             continue
@@ -1723,8 +1811,15 @@ def _shell_launch(
             trace["cwd"] = entered(before, dirs, seen)  # (`env -C DIR` before this command: its own directory)
         record = trace.get("entered") if trace is not None else None
         at = len(record) if isinstance(record, list) else 0
+        unexpanded = trace.get("unexpanded") if trace is not None else None
+        if trace is not None:
+            trace["unexpanded"] = True  # (iallow2: the walk's words are this string's, unexpanded: unplaced_before)
         found = find_launch(argv, mapping, cmd_env, trace)
+        if trace is not None:
+            trace["unexpanded"] = unexpanded
         if found[0] is not None:
+            if env_word is not None and trace is not None:
+                trace.setdefault("unplaced", []).insert(0, env_word)
             if isinstance(record, list):
                 record[at:at] = seen
             if trace is not None:  # (`bash -c "nice A=1 python ..."`: the runner execs the word as argv does)
@@ -2473,6 +2568,8 @@ def derive(
         ]  # fmt: skip
     if unlisted:
         problems.append(_unlisted_note(unlisted))
+    if entry is not None and not stops:
+        problems += trace.get("runner_notes", [])[:1]  # (iallow2: the outermost timeout that ends the server)
     if trace.get("shell_string") and entry is not None:
         problems += expanded_word_problems(args, mapping)
     d = Derived(

@@ -637,7 +637,11 @@ POLICY_READERS: dict[str, Policy] = {
                    "-V", "-K", "-h", "-U", "--edit", "--list", "--validate", "--version", "--help", "--host",
                    "--remove-timestamp", "--other-user"),
          **_refuse("sets what the gate does not read (a BSD auth type, login class, SELinux role or type)", "-a",
-                   "-c", "-r", "-t", "--auth-type", "--login-class", "--role", "--type")},
+                   "-c", "-r", "-t", "--auth-type", "--login-class", "--role", "--type"),
+         # (iallow2) sudo -T / --command-timeout: "terminate command after the specified time limit" (sudo's help
+         # text, src/parse_args.c), a value the policy reads and permits only with sudoers' user_command_timeouts
+         **_refuse("sets a command timeout, which the sudoers policy must permit (user_command_timeouts, else sudo "
+                   "refuses to run the command) and which ends the server after it", "-T", "--command-timeout")},
         assignments=True, optional=_f("preserve-env"),
     ),
     "doas": Policy(
@@ -691,6 +695,42 @@ POLICY_READERS: dict[str, Policy] = {
 }  # fmt: skip
 
 
+def _sudo_name(value: str) -> str | None:
+    """Why sudo runs nothing on `-u VALUE` / `-g VALUE` (iallow2; sudo src/parse_args.c: the value is the rest of the
+    word or the next word, an empty one refused by usage(1)): `-u=svc` hands `=svc` to the policy as the user's name,
+    one no passwd or group entry is likely to hold (sudoers looks it up and stops: not run here, so unknown)."""
+    if value == "":
+        return "its user or group value is empty (sudo prints its usage and exits 1)"
+    if value.startswith("="):
+        return (f"takes `{value[:40]}` as the user or group name, `=` included (getopt hands -u / -g the rest of the "
+                "word: `-u svc` or `--user=svc` name svc), a name the policy is not known to find")  # fmt: skip
+    return None
+
+
+def _sudo_close_from(value: str) -> str | None:
+    """Why sudo exits 1 on `-C VALUE` (src/parse_args.c: strtonum(optarg, 3, INT_MAX) else "the argument to -C must be
+    a number greater than or equal to 3" and usage(1)); None where the plain decimal value is taken."""
+    if value.isascii() and value.isdigit() and 3 <= int(value) <= 2**31 - 1:
+        return None
+    return f"its `-C {value[:40]}` is no number 3 or greater (sudo exits 1 before running the command)"
+
+
+def _sudo_env_list(value: str) -> str | None:
+    """Why sudo exits 1 on `--preserve-env=LIST` (src/parse_args.c parse_env_list: a name with `=` in the
+    comma-separated list is "invalid environment variable name" and usage(1)); None where it is taken."""
+    if "=" in value:
+        return f"its `--preserve-env={value[:40]}` names a variable with `=` (sudo exits 1 before running the command)"
+    return None
+
+
+#: (iallow2) option values a POLICY_READERS program refuses, or reads otherwise than written, before it runs its
+#: command (program -> the short letter or long name -> why, None where taken)
+POLICY_VALUE_CHECKS: dict[str, dict[str, Callable[[str], str | None]]] = {
+    "sudo": {"u": _sudo_name, "user": _sudo_name, "g": _sudo_name, "group": _sudo_name, "C": _sudo_close_from,
+             "close-from": _sudo_close_from, "preserve-env": _sudo_env_list},
+}  # fmt: skip
+
+
 #: (policy_options: an exact-reading program's first word that is no option of its, where the walk ends)
 _FIRST_OTHER = "the first other word"
 
@@ -738,7 +778,16 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
         if full in refused:
             return Reading(None, f"its option `--{full}` {policy.refuse['--' + full]}")
         if full in spec.long_value:
+            check = POLICY_VALUE_CHECKS.get(prog, {}).get(full)
+            value = word.partition("=")[2] if eq else argv[i + 1] if i + 1 < n else None
+            why = check(value) if check is not None and value is not None else None
+            if why is not None:
+                return Reading(None, why)
             return 1 if eq else 2
+        check = POLICY_VALUE_CHECKS.get(prog, {}).get(full)
+        why = check(word.partition("=")[2]) if check is not None and eq else None
+        if why is not None:
+            return Reading(None, why)
         if eq and full not in policy.optional:
             return Reading(None, f"its option `--{full}` takes no value")
         return 1
@@ -751,6 +800,11 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
         if "-" + letter in policy.refuse:
             return Reading(None, f"its option `-{letter}` {policy.refuse['-' + letter]}")
         if letter in spec.short_value:
+            check = POLICY_VALUE_CHECKS.get(prog, {}).get(letter)
+            value = word[j + 1 :] if j + 1 < len(word) else argv[i + 1] if i + 1 < n else None
+            why = check(value) if check is not None and value is not None else None
+            if why is not None:
+                return Reading(None, why)
             return 1 if j + 1 < len(word) else 2
         if letter not in spec.short_plain:
             return Reading(None, f"its option `-{letter}` is no option of {prog} the gate reads")
@@ -762,6 +816,14 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
         i, stop = walk_options(argv, start, long_option, short_option, ended)
         if stop is not None and stop.unsure is _FIRST_OTHER and stop.command is not None:
             i = stop.command
+            if argv[i][:1] == "-":
+                # (iallow2; polkit src/programs/pkexec.c main(): each word strcmp'd whole against --help, --version,
+                # --user / -u (its value the next word), --disable-internal-agent, --keep-cwd; the first other word
+                # is the program, looked up on PATH, "Cannot run program" where it is not found)
+                word = argv[i].split("=", 1)[0][:40] + ("=..." if "=" in argv[i] else "")
+                why = (f"takes `{word}` as the program it runs ({prog} compares its options whole: `--user NAME`, "
+                       "never `--user=NAME`), a program not found")  # fmt: skip
+                return Reading(None, why), frozenset(seen)
             break
         if stop is not None:
             return stop, frozenset(seen)
@@ -780,3 +842,121 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
         return Reading(None, "runs the command in the target user's home directory, not this one (-u / --user "
                        "without --chdir)"), frozenset(seen)  # fmt: skip
     return Reading(i if i < n else None), frozenset(seen)
+
+
+#: (iallow2) GNU coreutils timeout (src/timeout.c main: getopt_long "+fk:ps:v" with the long options foreground,
+#: kill-after (a value), preserve-status, signal (a value), verbose, help, version; then DURATION, then the command,
+#: execvp'd; `timeout --help` of 9.1 on this box: DURATION "a floating point number with an optional suffix: 's'
+#: ... 'm' ... 'h' ... 'd'", "A duration of 0 disables the associated timeout"). Run here (coreutils 9.1): `timeout
+#: -x 5 true`, `timeout --foo 5 true`, `timeout abc true`, `timeout '5 ' true`, `timeout nan true`, `timeout -s FOO 5
+#: true`, `timeout -k abc 5 true` exit 125 before running anything; `timeout 5 -- true` runs `--` (exit 127: getopt
+#: stopped at the DURATION, so the `--` after it is the command), where uutils coreutils' timeout (the default
+#: coreutils of Ubuntu 25.10 and later) takes it as the end of its options and runs `true`.
+TIMEOUT = Runner("ks", "fpv", _f("kill-after", "signal"), _f("foreground", "preserve-status", "verbose"), 1, "",
+                 _f("help", "version"))  # fmt: skip
+#: the DURATION forms read: decimal digits with an optional fraction and one suffix (strtod's other forms, blanks,
+#: hexadecimal, an exponent, inf: not read, so unknown)
+_TIMEOUT_DURATION = re.compile(r"(\d+\.?\d*|\.\d+)([smhd]?)", re.ASCII)
+_TIMEOUT_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+#: signal names read for -s (gnulib operand2sig: upper-cased in the C locale, `SIG` optional; a number 0-64 too):
+#: those every Linux kill -l lists; any other name is not read
+_TIMEOUT_SIGNALS = _names(
+    "HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ "
+    "VTALRM PROF WINCH IO PWR SYS"
+)
+
+
+class TimeoutReading(NamedTuple):
+    """What coreutils timeout at argv[at] runs (read_timeout): `command` where its command stands (None: none, or
+    not read: `unsure` says why), `seconds` its DURATION (0: no timeout), the signal sent then, the -k delay before
+    KILL (None: none), and whether --foreground is given (the signal goes to the command alone, not its children)."""
+
+    command: int | None
+    unsure: str | None = None
+    seconds: float = 0.0
+    signal: str = "TERM"
+    kill_after: float | None = None
+    foreground: bool = False
+
+
+def _timeout_seconds(value: str) -> float | None:
+    m = _TIMEOUT_DURATION.fullmatch(value)
+    return None if m is None else float(m[1]) * _TIMEOUT_UNIT[m[2]]
+
+
+def _timeout_signal(value: str) -> str | None:
+    if value.isascii() and value.isdigit():
+        return value if int(value) <= 64 else None
+    name = value.upper() if value.isascii() else ""
+    name = name[3:] if name.startswith("SIG") and name[3:] in _TIMEOUT_SIGNALS else name
+    return name if name in _TIMEOUT_SIGNALS else None
+
+
+def read_timeout(argv: Sequence[str], at: int) -> TimeoutReading:
+    """coreutils timeout's reading of its words (iallow2): its options as getopt_long "+fk:ps:v" reads them (a prefix
+    of a long option getopt_long takes), a -k / -s value and the DURATION read as it reads them; an option, value or
+    DURATION it refuses (exit 125) or one whose reading is not followed here is unsure, as is a `--` after the
+    DURATION (GNU runs `--`, uutils the command after it)."""
+    spec = TIMEOUT
+    got: dict[str, str] = {}
+
+    def value(option: str, text: str) -> TimeoutReading | None:
+        if option == "s":
+            if _timeout_signal(text) is None:
+                return TimeoutReading(None, f"its signal `-s {text}` is not read as one (timeout exits 125 on a name "
+                                      "it does not know)")  # fmt: skip
+            got["s"] = _timeout_signal(text) or "TERM"
+        elif _timeout_seconds(text) is None:
+            return TimeoutReading(None, f"its `-k {text}` is not read as a duration (timeout exits 125 on one it "
+                                  "refuses)")  # fmt: skip
+        else:
+            got["k"] = text
+        return None
+
+    def long_option(i: int, word: str) -> int | TimeoutReading:
+        found = _long(spec, word)
+        if found is None:
+            return TimeoutReading(None, f"`{word.split('=', 1)[0]}` is no option of timeout the gate reads (timeout "
+                                  "exits 125 on one it does not know)")  # fmt: skip
+        name, takes = found
+        if name in spec.no_command_long:
+            return TimeoutReading(None, f"--{name} prints and exits")
+        if not takes:
+            if "=" in word:
+                return TimeoutReading(None, f"its option `--{name}` takes no value (timeout exits 125)")
+            got[name[0]] = ""
+            return 1
+        if "=" not in word and i + 1 >= len(argv):
+            return TimeoutReading(None, f"its option `--{name}` has no value")
+        refused = value(name[0], word.split("=", 1)[1] if "=" in word else argv[i + 1])
+        return refused if refused is not None else 1 if "=" in word else 2
+
+    def short_option(i: int, word: str, j: int) -> int | TimeoutReading:
+        letter = word[j]
+        if letter in spec.short_value:
+            attached = j + 1 < len(word)
+            if not attached and i + 1 >= len(argv):
+                return TimeoutReading(None, f"its option `-{letter}` has no value")
+            refused = value(letter, word[j + 1 :] if attached else argv[i + 1])
+            return refused if refused is not None else 1 if attached else 2
+        if letter not in spec.short_plain:
+            return TimeoutReading(None, f"`-{letter}` is no option of timeout the gate reads (timeout exits 125 on "
+                                  "one it does not know)")  # fmt: skip
+        got[letter] = ""
+        return 0
+
+    i, stop = walk_options(argv, at, long_option, short_option)
+    if stop is not None:
+        return stop
+    if i + 1 >= len(argv):
+        return TimeoutReading(None)
+    seconds = _timeout_seconds(argv[i])
+    if seconds is None:
+        return TimeoutReading(None, f"its DURATION `{argv[i][:40]}` is not read as one (timeout exits 125 on an "
+                              "interval it refuses)")  # fmt: skip
+    if argv[i + 1] == "--":
+        return TimeoutReading(None, "runs the word `--` after its DURATION as the command (GNU coreutils: its "
+                              "options end before the DURATION, so it runs `--` and exits 127; uutils coreutils "
+                              "reads `--` as the end of its options): which one runs here is not read")  # fmt: skip
+    kill = _timeout_seconds(got["k"]) if "k" in got else None
+    return TimeoutReading(i + 1, None, seconds, got.get("s", "TERM"), kill or None, "f" in got)

@@ -70,7 +70,7 @@ def test_policy_options_names_the_options_read() -> None:
      (["sudo", "-", "prog"], 1),
      (["sudo", "/x=1", "prog"], 1),
      (["pkexec", "--user", "svc", "--keep-cwd", "prog"], 4),
-     (["pkexec", "--keep-cwd", "-uroot", "prog"], 2),
+     (["pkexec", "--keep-cwd", "-uroot", "prog"], None),  # (iallow2: it runs a program named -uroot: unknown)
      (["doas", "-nu", "svc", "prog"], 3),
      (["runuser", "-u", "svc", "--", "prog", "-m"], 4),
      (["systemd-run", "--scope", "--user"], None)],
