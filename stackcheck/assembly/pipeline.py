@@ -319,6 +319,7 @@ def build_report(
     verdicts_out: list[FeatureVerdict] | None = None,
     keep_lookups: bool = False,
     upstream_slot: list[tuple[str, str]] | None = None,
+    box_out: list[Any] | None = None,
 ) -> tuple[Report, Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
@@ -341,7 +342,10 @@ def build_report(
     caller once its plan has added to them); `verdicts_out`:
     with the features as judged on the stated facts (before a facts file's implied versions are merged in: the
     planner's `box_verdicts`). `keep_lookups`: the context keeps each fact path's value once read
-    (Context.keep_lookups), for a caller that changes neither its facts nor its launch (`stackcheck plan`, iperf27)."""
+    (Context.keep_lookups), for a caller that changes neither its facts nor its launch (`stackcheck plan`, iperf27).
+    `box_out`, given with `upstream_slot`: filled with [the box's verdicts to keep with the answers ({way:
+    plan_cache.Box}: those kept under the key, and the way judged now), whether one was judged now]; the box's
+    verdicts of this way, kept by an earlier request under the key, are read instead of judged (iperf38)."""
     report, _manifests, context = _report(
         opts,
         want_plan,
@@ -355,6 +359,7 @@ def build_report(
         verdicts_out,
         keep_lookups=keep_lookups,
         upstream_slot=upstream_slot,
+        box_out=box_out,
     )
     return report, context()
 
@@ -384,6 +389,7 @@ def _report(
     preload_context: bool = True,
     keep_lookups: bool = False,
     upstream_slot: list[tuple[str, str]] | None = None,
+    box_out: list[Any] | None = None,
 ) -> tuple[Report, Manifests, Callable[[], Context]]:
     """build_report's work: the report, the manifests and the evaluation context, made on the first call (none is made
     where the verdicts and the plan are kept). `preload_context`: the context's module is imported in the loading
@@ -449,18 +455,29 @@ def _report(
         return made[0]
 
     kept = _Kept(facts, launch, texts, context) if texts is not None else None
+    box_kept: dict[str, Any] = {}  # the box's verdicts an earlier request kept under the key, per way (iperf38)
+    answers: dict[str, str | None] = {}
     if kept is not None and upstream_out is not None:
         if kept.key:  # a plan with a request: the answers an earlier request on the same key kept (iperf37)
-            from stackcheck.assembly.plan_cache import load_upstream, upstream_dir
+            from stackcheck.assembly.plan_cache import load_upstream_doc, upstream_dir
 
             where = upstream_dir()
             if where:
-                upstream_out.update(load_upstream(where, kept.key))
+                answers, box_kept = load_upstream_doc(where, kept.key)
+                upstream_out.update(answers)
                 if upstream_slot is not None:
                     upstream_slot.append((where, kept.key))
         upstream_out.update(kept.upstream)
+    way = "all" if checks_shown else "features"
+    served = None
+    if kept is not None and kept.verdicts is None and upstream_slot is not None and not want_plan:
+        got = box_kept.get(way)
+        if got is not None and (got[2] is not None) == bool(opts.facts_file):
+            served = got
     if kept is not None and kept.verdicts is not None:
         features, checks = cast("tuple[list[FeatureVerdict], list[CheckVerdict]]", kept.verdicts)
+    elif served is not None:  # as this request would judge them: a function of the key (plan_cache.Box)
+        features, checks = list(served[0]), list(served[1])
     elif not checks_shown and (kept is None or not (kept.directory and kept.key) or not want_plan):
         # no check is shown nor kept in the plan cache (whose entry holds both kinds for a later audit; none is
         # kept without the plan): the features alone, as evaluate_all judges them; the plan reads no check
@@ -481,9 +498,11 @@ def _report(
     report = base_report(facts, outcomes, manifests, host)
     report["features"] = features
     report["checks"] = checks
+    judged_now: dict[str, Any] | None = None  # (the merge made now, for box_out)
     if opts.facts_file:  # versions a partial facts file lacks that its releases pin: only ever to fail
-        way = "all" if checks_shown else "features"
         merged = kept.merged.get(way) if kept is not None and kept.verdicts is not None else None
+        if merged is None and served is not None:
+            merged = served[2]
         if merged is not None:  # the merge of these verdicts, kept with them (the same function of the same key)
             for field, value in merged.items():
                 report[field] = value  # type: ignore[literal-required]
@@ -492,8 +511,24 @@ def _report(
 
             before = {k: report.get(k) for k in ("features", "checks", "implied")}
             apply_implied(report, context(), checks=checks_shown)
+            judged_now = {k: report.get(k) for k, v in before.items() if report.get(k) is not v}
             if kept is not None:
-                kept.merged[way] = {k: report.get(k) for k, v in before.items() if report.get(k) is not v}
+                kept.merged[way] = judged_now
+    if box_out is not None and upstream_slot:
+        # kept from the second request on these facts (an earlier one kept its answers): a first request (a box
+        # planned once) pays neither the copy nor its writing
+        new = (
+            served is None
+            and kept is not None
+            and kept.verdicts is None
+            and not want_plan
+            and bool(answers or box_kept)
+        )
+        box_out[:] = [dict(box_kept), new]
+        copy = _box_copy(features, checks, judged_now if opts.facts_file else None) if new else None
+        if copy is not None:
+            box_out[0][way] = copy
+        box_out[1] = copy is not None
     report["summary"] = summarize(report["features"], report["checks"])
     if want_plan and plan_reported and report["features"] != features:
         # the implied versions changed a verdict
@@ -503,6 +538,19 @@ def _report(
     elif kept is not None:
         kept.keep_merged()
     return report, manifests, context
+
+
+def _box_copy(features: list[Any], checks: list[Any], merged: dict[str, Any] | None) -> Any:
+    """A copy of the box's verdicts as judged now (plan_cache.Box), taken before the planner runs on them; None where
+    they are not plain JSON (nothing is kept) or a facts file's merge was not made here."""
+    from stackcheck import lean_json
+
+    try:
+        text = lean_json.dumps([features, checks, merged])
+    except (TypeError, ValueError):
+        return None
+    copy = lean_json.loads(text)
+    return None if copy != [features, checks, merged] else tuple(copy)
 
 
 def reevaluate(

@@ -36,6 +36,13 @@ from stackcheck.paths import code_stamp, private_file, read_private, user_cache_
 if TYPE_CHECKING:
     from typing import Any
 
+    #: (features, checks, merged): the box's verdicts a request judged, per way ("all": a JSON plan's, features and
+    #: checks; "features": a text plan's, checks empty), and for a facts file what merging its implied versions made
+    #: of the report's fields (Entry.merged's shape; None without a facts file). A function of the same key as the
+    #: ok-elsewhere answers (iperf38: a later request on the same facts reads them instead of judging every feature
+    #: of the box again)
+    Box = tuple[list[Any], list[Any], dict[str, Any] | None]
+
 FORMAT = 1
 MAX_ENTRY_BYTES = 4 * 1024 * 1024
 MAX_ENTRIES = 64
@@ -446,8 +453,8 @@ def _prune(directory: str, suffix: str = ".json", keep: int = MAX_ENTRIES) -> No
 # built: the candidate stacks are those of the box's own software, and a stack's facts keep the box's where it
 # replaces nothing; see the iperf37 report.)
 
-UPSTREAM_FORMAT = 1
-MAX_UPSTREAM_BYTES = 256 * 1024
+UPSTREAM_FORMAT = 2
+MAX_UPSTREAM_BYTES = 4 * 1024 * 1024
 
 
 def upstream_dir(env: Mapping[str, str] | None = None) -> str | None:
@@ -461,31 +468,72 @@ def upstream_dir(env: Mapping[str, str] | None = None) -> str | None:
 def load_upstream(directory: str, key: str) -> dict[str, str | None]:
     """The answers kept under `key` ({feature: the stack described, or None}), or none (absent, unreadable, not
     ours, corrupt, another key, another shape)."""
+    return load_upstream_doc(directory, key)[0]
+
+
+def load_upstream_doc(directory: str, key: str) -> tuple[dict[str, str | None], dict[str, Box]]:
+    """The answers kept under `key`, and the box's verdicts kept with them ({way: Box}; a way whose item does not
+    have its shape is left out: judged again)."""
     raw = read_private(directory, key + ".json", MAX_UPSTREAM_BYTES)
     if raw is None:
-        return {}
+        return {}, {}
     from stackcheck import lean_json
 
     try:
         data = lean_json.loads(raw)
     except (ValueError, RecursionError):
-        return {}
+        return {}, {}
     if not isinstance(data, dict) or data.get("format") != UPSTREAM_FORMAT or data.get("key") != key:
-        return {}
+        return {}, {}
     answers = data.get("upstream")
     if not isinstance(answers, dict) or not all(type(k) is str for k in answers):
-        return {}
-    return _upstream(answers)
+        return {}, {}
+    return _upstream(answers), _box(data.get("box"))
 
 
-def keep_upstream(directory: str, key: str, answers: Mapping[str, str | None]) -> bool:
-    """Keep `answers` under `key` (atomically, privately); False when not plain JSON, too large or not written."""
+def _box(value: Any) -> dict[str, Box]:
+    out: dict[str, Box] = {}
+    if not isinstance(value, dict):
+        return out
+    for way in ("all", "features"):
+        item = value.get(way)
+        verdicts = _verdicts(item)
+        if verdicts is None or not isinstance(item, dict):
+            continue
+        merged: dict[str, Any] | None = None
+        if "merged" in item:
+            whole = _merged({way: item["merged"]}, verdicts)
+            if way not in whole:
+                continue
+            merged = whole[way]
+        out[way] = (verdicts[0], verdicts[1], merged)
+    return out
+
+
+def keep_upstream(
+    directory: str, key: str, answers: Mapping[str, str | None], box: Mapping[str, Box] | None = None
+) -> bool:
+    """Keep `answers` under `key` (atomically, privately), with the box's verdicts (`box`: plain JSON, as
+    load_upstream_doc and pipeline's copy of the verdicts judged give them); False when there is nothing plain to
+    keep, it is too large or not written."""
     value = dict(answers)
-    if not value or not _plain(value) or not all(isinstance(v, str | None) for v in value.values()):
+    if not _plain(value) or not all(isinstance(v, str | None) for v in value.values()):
+        return False
+    doc: dict[str, Any] = {"format": UPSTREAM_FORMAT, "key": key, "upstream": value}
+    stored: dict[str, Any] = {}
+    for way, (features, checks, merged) in (box or {}).items():
+        item: dict[str, Any] = {"features": features, "checks": checks}
+        if merged is not None:
+            item["merged"] = _thin(merged, (features, checks))
+        if way in ("all", "features"):
+            stored[way] = item
+    if stored:
+        doc["box"] = stored
+    elif not value:
         return False
     from stackcheck import lean_json
 
-    text = lean_json.dumps({"format": UPSTREAM_FORMAT, "key": key, "upstream": value}, separators=(",", ":"))
+    text = lean_json.dumps(doc, separators=(",", ":"))
     if len(text) > MAX_UPSTREAM_BYTES or not write_private(directory, key + ".json", text.encode("utf-8")):
         return False
     _prune(directory)

@@ -21,6 +21,7 @@ from stackcheck.render import FORMAT_ALIASES, PLAN_FORMATS
 
 if TYPE_CHECKING:  # argparse is imported where the parser is built: a plan of saved facts needs none
     import argparse
+    from typing import Any
 
     from stackcheck.verdicts.types import FeatureVerdict
 
@@ -142,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     upstream: dict[str, str | None] = {}  # which stack unblocks a feature, as the entry keeps it (planner)
     box: list[FeatureVerdict] = []  # the verdicts of the stated facts (planner: not judged again where unchanged)
     slot: list[tuple[str, str]] = []  # where the upstream answers are kept for a request (plan_cache.keep_upstream)
+    kept_box: list[Any] = []  # the box's verdicts kept with them, and whether they were judged now (iperf38)
     report, ctx = build_report(
         options_from(args),
         want_plan=plain,
@@ -152,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         verdicts_out=box,
         keep_lookups=True,  # (this command changes neither the facts nor the launch of the context: iperf27)
         upstream_slot=slot if not plain else None,
+        box_out=kept_box if not plain else None,
     )
     if plain:
         doc = report["plan"]
@@ -175,10 +178,12 @@ def run(args: argparse.Namespace) -> int:
             # be merged, so they are judged again
             box_checks=list(report["checks"]) if fmt != "json" else None,
         ).to_json()
-        if slot and upstream != read:  # answers the planner worked out now: kept for the next request (iperf37)
+        if slot and (upstream != read or (kept_box and kept_box[1])):
+            # answers the planner worked out now (iperf37), the box's verdicts judged now (iperf38): kept for the next
+            # request
             from stackcheck.assembly.plan_cache import keep_upstream
 
-            keep_upstream(slot[0][0], slot[0][1], upstream)
+            keep_upstream(slot[0][0], slot[0][1], upstream, kept_box[0] if kept_box else None)
         request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
         if any(request.values()):
             doc["request"] = request

@@ -240,14 +240,28 @@ def no_download(release: tuple[int, int, int], env: Mapping[str, str], release_t
     return (set_ and reads), (set_ and not reads)
 
 
-def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[str, Any]:
+def family_status(
+    view: FileView, base: str, rel: str, sha: str | None, keep: KeptFamilies | None = None
+) -> dict[str, Any]:
     """A family's manifest and files under `base`: {"manifest": bool, "listed": n, "missing": n, "missing_first":
     [names]}; "manifest" false where checksums.txt is missing or its sha256 is not CheckSumHash's (None:
     not checked, no hash known); None where it is there but too large to read (over _MANIFEST_LIMIT). Each
     directory the names lie in is listed once and each listed name stat'ed (a file FlashInfer can load: _loadable);
-    no cubin is read or hashed."""
+    no cubin is read or hashed. With `keep` (this host's files only: KeptFamilies.open) an answer kept under the
+    stamps of checksums.txt and of every directory listed is taken instead of reading them (a file emptied in place
+    changes no directory's stamp: its kept answer stands until a name in that directory changes)."""
     family_dir = posixpath.join(base, rel)
     manifest_path = posixpath.join(family_dir, "checksums.txt")
+    if keep is not None:
+        return keep.status(view, family_dir, manifest_path, sha)
+    return _read_family(view, family_dir, manifest_path, sha, None)
+
+
+def _read_family(
+    view: FileView, family_dir: str, manifest_path: str, sha: str | None, dirs: list[list[Any]] | None
+) -> dict[str, Any]:
+    """family_status's straightforward reading; where `dirs` is a list, each directory listed is added to it with
+    its stamp (_any_stamp), taken before it is listed."""
     try:
         data = view.read_bytes(manifest_path, _MANIFEST_LIMIT + 1)
     except OSError:
@@ -273,6 +287,8 @@ def family_status(view: FileView, base: str, rel: str, sha: str | None) -> dict[
         sub, _, leaf = name.rpartition("/")
         directory = posixpath.join(family_dir, sub) if sub else family_dir
         if sub not in listings:
+            if dirs is not None:
+                dirs.append([directory, _any_stamp(directory)])
             try:
                 listings[sub] = set(view.listdir(directory))
             except OSError:
@@ -333,6 +349,114 @@ def named_status(view: FileView, base: str, rel: str, names: list[str]) -> dict[
             "missing_first": missing[:_MAX_FIRST]}  # fmt: skip
 
 
+#: the code whose answers KeptFamilies keeps (readers.kept's key, with kept.py itself): this module; the release
+#: constants and parse_artifacts' parser it calls
+_READERS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), *parts)
+    for parts in (("probes", "flashinfer_cubins.py"), ("facts", "cubin_releases.py"), ("pyast.py",))
+)
+
+
+def _any_stamp(path: str) -> list[int] | None:
+    """[device, inode, size, mtime_ns, ctime_ns] of whatever is at `path` (links followed, as listdir follows them),
+    None where nothing is: a directory's times change with every name added, removed or renamed in it."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _is_stamp(value: Any) -> bool:
+    return type(value) is list and len(value) == 5 and all(type(v) is int for v in value)
+
+
+def _is_kept_status(got: Any) -> bool:
+    if type(got) is not dict or type(got.get("status")) is not dict or type(got.get("dirs")) is not list:
+        return False
+    return all(
+        type(d) is list and len(d) == 2 and type(d[0]) is str and (d[1] is None or _is_stamp(d[1])) for d in got["dirs"]
+    )
+
+
+class KeptFamilies:
+    """What this probe read of a host's cubin directory, kept between runs (stackcheck.readers.kept, document
+    deep/flashinfer_cubins.json; issue 21, iperf38: flashinfer-cubin 0.6.13's four checksums.txt are 2.9 MB, read,
+    hashed and split into 16,004 names, and their 11 directories listed, ~35 ms CPU on every audit and gate).
+
+    A family's answer is kept by the path of its checksums.txt and the CheckSumHash it was checked against, under
+    the manifest's stamp (taken before it is read) with the stamp of every directory its names lie in (taken before
+    each is listed; absent: None). It is served only where all of them are the same again: a name added to, removed
+    from or renamed in a directory changes that directory's times, a rewritten manifest its own, so what a family's
+    status says (the manifest there and matching, which listed names are present) is the same as a reading would
+    give. Never kept: a directory changed less than kept.RACY_NS before its stamp (as kept.put does for the
+    manifest). artifacts.py's constants are kept by its stamp too. This host only (fsview.is_host), never a
+    --root or --image view; `cache_dir` "" (the probe function's default) keeps nothing."""
+
+    def __init__(self, kept: Any) -> None:
+        self.kept = kept
+
+    @classmethod
+    def open(cls, view: FileView, cache_dir: str | None) -> KeptFamilies | None:
+        if cache_dir == "":
+            return None
+        from stackcheck.readers.fsview import is_host
+
+        if not is_host(view):
+            return None
+        from stackcheck.readers.kept import Kept, directory
+
+        where = directory(cache_dir)
+        return None if where is None else cls(Kept("flashinfer_cubins", where, _READERS))
+
+    def status(self, view: FileView, family_dir: str, manifest_path: str, sha: str | None) -> dict[str, Any]:
+        from stackcheck.readers import kept as kept_module
+
+        key = f"{manifest_path}\n{'-' if sha is None else '=' + sha}"
+        stamp = kept_module.file_stamp(manifest_path)
+        got = self.kept.get(key, stamp)
+        if got is not kept_module.MISS and _is_kept_status(got):
+            if all(_any_stamp(path) == was for path, was in got["dirs"]):
+                status = dict(got["status"])
+                if type(status.get("missing_first")) is list:
+                    status["missing_first"] = list(status["missing_first"])
+                return status
+        dirs: list[list[Any]] = []
+        status = _read_family(view, family_dir, manifest_path, sha, dirs)
+        if stamp is not None:
+            import time
+
+            now = time.time_ns()
+            if all(s is None or now - max(s[3], s[4]) >= kept_module.RACY_NS for _, s in dirs):
+                self.kept.put(key, stamp, {"status": status, "dirs": dirs})
+        return status
+
+    def artifacts(self, view: FileView, path: str) -> tuple[dict[str, str], dict[str, str]]:
+        """parse_artifacts of the file at `path`, kept by its stamp (an error is never kept: it raises again)."""
+        from stackcheck.readers import kept as kept_module
+
+        stamp = kept_module.file_stamp(path)
+        got = self.kept.get(path, stamp)
+        if (
+            got is not kept_module.MISS
+            and type(got) is list
+            and len(got) == 2
+            and all(type(d) is dict and all(type(v) is str for v in d.values()) for d in got)
+        ):
+            return dict(got[0]), dict(got[1])
+        found = _read_artifacts(view, path)
+        self.kept.put(path, stamp, [found[0], found[1]])
+        return found
+
+    def save(self) -> None:
+        self.kept.save()
+
+
+def _read_artifacts(view: FileView, path: str) -> tuple[dict[str, str], dict[str, str]]:
+    text = view.read_bytes(path, _ARTIFACTS_LIMIT)
+    return parse_artifacts(text.decode("utf-8", errors="replace"))
+
+
 def _writable(view: FileView, path: str) -> bool | None:
     """Whether the nearest existing directory at or above `path` is writable by its mode bits (any class: the
     server's uid is not compared; None where nothing is found)."""
@@ -346,10 +470,11 @@ def _writable(view: FileView, path: str) -> bool | None:
 
 
 def probe_cubins(
-    facts: Mapping[str, Any], env: Mapping[str, str], view: FileView, cwd: str | None = None
+    facts: Mapping[str, Any], env: Mapping[str, str], view: FileView, cwd: str | None = None, cache_dir: str | None = ""
 ) -> dict[str, Any] | None:
     """The `flashinfer_cubins` section, or None (left out) without flashinfer-python or for a release outside the
-    ones read (FIRST_READ-LAST_READ: a rule then has no fact and says unknown)."""
+    ones read (FIRST_READ-LAST_READ: a rule then has no fact and says unknown). `cache_dir`: the probes'
+    ProbeContext.cache_dir, where what was read of this host's files is kept (KeptFamilies; "" keeps nothing)."""
     packages = facts.get("packages")
     if not isinstance(packages, Mapping):
         return None
@@ -381,13 +506,17 @@ def probe_cubins(
     if repo_kind == "local":
         out["repository_dir"] = repo_dir
     location = fi.get("location")
+    keep = KeptFamilies.open(view, cache_dir)
     artifacts: dict[str, str] | None = None
     hashes: dict[str, str] = {}
     why_artifacts = None
     if isinstance(location, str) and location:
         try:
-            text = view.read_bytes(posixpath.join(location, "flashinfer", "artifacts.py"), _ARTIFACTS_LIMIT)
-            artifacts, hashes = parse_artifacts(text.decode("utf-8", errors="replace"))
+            path = posixpath.join(location, "flashinfer", "artifacts.py")
+            if keep is None:
+                artifacts, hashes = _read_artifacts(view, path)
+            else:
+                artifacts, hashes = keep.artifacts(view, path)
         except (OSError, ValueError) as exc:
             why_artifacts = f"flashinfer/artifacts.py not read: {exc}"
     else:
@@ -440,7 +569,7 @@ def probe_cubins(
         def status_in(base: str, family: str = family, rel: str = rel) -> dict[str, Any]:
             if family == CUDNN_SDPA:
                 return named_status(view, base, rel, cudnn_names)
-            return family_status(view, base, rel, hashes.get(family))
+            return family_status(view, base, rel, hashes.get(family), keep)
 
         status = status_in(directory)
         status["path"] = rel
@@ -524,6 +653,8 @@ def probe_cubins(
                 "kernel, which needs the network (not read); offline it retries 35-110 s per file, then "
                 "AssertionError 'Failed to get checksums.txt'"
             )
+    if keep is not None:
+        keep.save()
     out["families"] = families
     out["ready"] = ready
     out["ready_reason"] = ready_reason
@@ -542,7 +673,7 @@ class FlashinferCubinsProbe(Probe):
         facts = getattr(ctx, "facts", None)
         if not isinstance(facts, Mapping) or not isinstance(facts.get("packages"), Mapping):
             return ProbeResult({}, "skipped", "needs the packages probe's facts")
-        section = probe_cubins(facts, ctx.loader_environ, view_of(ctx), cwd=ctx.launch_cwd)
+        section = probe_cubins(facts, ctx.loader_environ, view_of(ctx), cwd=ctx.launch_cwd, cache_dir=ctx.cache_dir)
         if section is None:
             return ProbeResult({}, "skipped", "no flashinfer-python 0.5.0-0.7.4 installed")
         return ProbeResult({"flashinfer_cubins": section})
