@@ -568,9 +568,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "FLASHINFER_CUBINS_REPOSITORY it copies from, holds the family's checksums.txt with its sha256 and every "
             "file it lists as a loadable (regular, non-empty) file (their sha256, which the loader checks unless "
             'FLASHINFER_CUBIN_CHECKSUM_DISABLED is set, is not: `files` says "present, unverified"); false where '
-            "that manifest is missing and FLASHINFER_NO_DOWNLOAD is set on a release that reads it (0.6.8+: RuntimeError "
-            "'Artifact not found locally'), or where no fetch can succeed (a local repository lacking them, a "
-            "file:// repository); unknown where a download would be tried (the network is not read) or the "
+            "that manifest is missing and FLASHINFER_NO_DOWNLOAD is set on a release that reads it (0.6.8+: "
+            "RuntimeError 'Artifact not found locally'), or where no fetch can succeed (a local repository lacking "
+            "them, a file:// repository); unknown where a download would be tried (the network is not read) or the "
             "directory is not known; absent for FlashInfer outside 0.5.0-0.7.4, and unknown where the section's "
             "release is not the installed one (stackcheck/probes/flashinfer_cubins.py)",
         ),
