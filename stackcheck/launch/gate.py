@@ -2329,37 +2329,12 @@ def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
     return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
 
 
-def _timeout_takes_next(word: str) -> bool:
-    """Whether coreutils timeout's option `word` takes the next word as its value (getopt_long "+fk:s:v"): -k / -s
-    alone or ending a cluster (`-vk`), --kill-after / --signal without `=` or a prefix of either (irobust6: `timeout
-    --sig TERM 10 A=1 python ...`, a prefix getopt_long takes, left TERM read as the DURATION and the assignment as
-    the command's environment: exit 127 passed)."""
-    if word.startswith("--"):
-        name = word[2:]
-        return "=" not in name and bool(name) and ("kill-after".startswith(name) or "signal".startswith(name))
-    for j in range(1, len(word)):
-        if word[j] in "ks":
-            return j == len(word) - 1  # (`-k5`, `-sTERM`: the value is attached)
-    return False
-
-
 def _chain_end(argv: Sequence[str], start: int) -> tuple[int, str | None]:
     """(where the command of a chain of `nohup` / `timeout` starting at argv[start] stands, the last of them or None
-    where argv[start] is neither)."""
-    i, runner = start, None
-    while i < len(argv) - 1 and os.path.basename(argv[i]) in ("nohup", "timeout"):
-        runner, i = argv[i], i + 1
-        if os.path.basename(runner) == "timeout":
-            while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
-                word, i = argv[i], i + 1
-                if word == "--":
-                    break
-                if _timeout_takes_next(word):
-                    i += 1  # (the option's value)
-            i += 1  # (DURATION)
-        elif argv[i] == "--" and i < len(argv) - 1:
-            i += 1
-    return i, runner
+    where argv[start] is neither): runners.chain_end, which the target reader (assembly/target.py) shares (irev78)."""
+    from stackcheck.launch.runners import chain_end
+
+    return chain_end(argv, start)
 
 
 #: the runners' manuals (launch/runners.py reads where each one's command stands)
