@@ -1079,6 +1079,35 @@ def _no_address(where: str, config: Mapping[str, Any], keys: list[str]) -> str:
             "Mooncake's setup as the address, and what Mooncake does with it was not read")  # fmt: skip
 
 
+#: (irev78) what the HiCache cache's own parse of the extra config takes from it, and the types it raises on (0.5.9
+#: hiradix_cache.py :542-568, 0.5.14 hiradix_cache.py :653-688, 0.5.19 hiradix_cache.py :746-781, 0.5.23
+#: hybrid_cache/hybrid_cache_controller.py :404-430: `extra_config.pop(NAME, default)` on the parsed value, then
+#: ValueError where a value popped is not of its type), before it builds whichever storage backend
+_CACHE_KEYS = (("prefetch_threshold", (int,), "int"), ("prefetch_timeout_base", (int, float), "number"),
+               ("prefetch_timeout_per_ki_token", (int, float), "number"),
+               ("hicache_storage_pass_prefix_keys", (bool,), "bool"))  # fmt: skip
+_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+def cache_parse_problem(parsed: Any) -> str | None:
+    """Why the HiCache cache's parse of an extra config read as `parsed` (the JSON value) raises at startup, or None:
+    a top level that is no JSON object (`.pop` on a list, string, number or null: TypeError / AttributeError), or a
+    prefetch value of another type (_CACHE_KEYS: ValueError). One reading for every backend's extra config, the @FILE
+    of a backend with no entry (_any_backend_file) and Mooncake's (check_storage_config), which disagreed (irev78: a
+    JSON array in the file was no verdict for the first, allowed, and unknown for the second)."""
+    if not isinstance(parsed, dict):
+        kind = "null" if parsed is None else _JSON_TYPES.get(type(parsed), type(parsed).__name__)
+        return (f"its JSON is a{'n' if kind[0] in 'aeiou' else ''} {kind}, not an object: the cache calls .pop on "
+                "it (AttributeError / TypeError)")  # fmt: skip
+    for name, types, said in _CACHE_KEYS:
+        if name in parsed:
+            value = parsed[name]
+            if not isinstance(value, types):  # (a JSON true is an int to isinstance, as in the release's check)
+                got = "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
+                return f"its {name} is a JSON {got}, and the cache raises ValueError '{name} must be {said}'"
+    return None
+
+
 def _any_backend_file(
     storage: str,
     extra_config: str,
@@ -1117,6 +1146,11 @@ def _any_backend_file(
                       f"backend and raises at startup: {what}. Give a readable JSON file, or the extra config as JSON "
                       "text")  # fmt: skip
     if how == "read" and ext == ".json":
+        problem = cache_parse_problem(got)
+        if problem is not None:
+            return result("fail", f"{flag} {extra_config!r}: {problem.split(':')[0]}", f"SGLang {sglang_version} "
+                          f"parses {path!r} before it builds the {storage} backend and raises at startup: "
+                          f"{problem}. Give a JSON object with values of those types")  # fmt: skip
         return None
     why = got if how == "unread" else f"a {ext} file is not parsed here"
     return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} parses {path!r} before it "
@@ -1222,6 +1256,11 @@ def check_storage_config(
             return result("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file "
                           f"{flag} names with @ ({path!r}, from the server's working directory) and raises at "
                           f"startup: {what}. Give a readable JSON file, or the extra config as JSON text")  # fmt: skip
+        problem = cache_parse_problem(got) if how == "read" and ext == ".json" else None
+        if problem is not None:  # (irev78: the cache's own parse, as for any backend: _any_backend_file)
+            return result("fail", f"{flag} {extra_config!r}: {problem.split(':')[0]}", f"SGLang {sglang_version} "
+                          f"parses {path!r} before it builds the {storage} backend and raises at startup: "
+                          f"{problem}. Give a JSON object with values of those types")  # fmt: skip
         if how != "read" or ext != ".json" or not isinstance(got, dict):
             why = got if how == "unread" else (f"a {ext} file is not read here" if ext != ".json" else
                                                "its JSON is no object")  # fmt: skip
