@@ -1630,6 +1630,59 @@ def launch_cwd(
     return got if isinstance(got, (str, CwdUnknown)) else start
 
 
+def interpreter_mismatch_problems(
+    command: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str, facts: Any
+) -> list[Problem]:
+    """(irev78) The launch's own interpreter against the one the live gate audited on this host (facts.python): the
+    target reader (assembly/target.py) names the interpreter of the command's first program after its wrappers and
+    the placed programs, and falls back to the active VIRTUAL_ENV / CONDA_PREFIX or stackcheck's own environment
+    where it names none; find_launch reads further (a shell's command string, su / flock -c, the `export PATH=...` and
+    `cd` before the launch in it). Where the interpreter the launch runs (its word resolved on the launch's PATH from
+    its directory, or a console script's shebang) is in another environment than the one audited, the packages judged
+    are not the server's: unknown. `start`: the directory the command starts in. An interpreter named by --python /
+    --env / STACKCHECK_PYTHON is the user's word: not compared; nor one not found (as before)."""
+    python = facts.get("python") if isinstance(facts, Mapping) else None
+    if not isinstance(python, Mapping) or python.get("chosen_by") in ("--python", "--env", "STACKCHECK_PYTHON"):
+        return []
+    audited = python.get("executable")
+    dirs: list[str] = []
+    argv, prefixed = split_env_prefix(command, env, dirs)
+    trace: dict[str, Any] = {"cwd": entered(start, dirs, None), "entered": None}
+    entry, _, launch_env = find_launch(argv, mapping, prefixed, trace)
+    levels = trace.get("levels")
+    if entry is None or not isinstance(levels, list) or not levels:
+        return []
+    words = levels[-1]  # (the innermost command, whole: _level)
+    at = next((k for k in range(len(words)) if _entrypoint_at(words[k:], mapping)[0] is not None), None)
+    if at is None:
+        return []
+    from stackcheck.assembly.target import PY_NAME, _same_prefix, prefix_of, script_interpreter
+    from stackcheck.readers.fsview import HostView, which
+
+    view = HostView()
+    word = words[at]
+    cwd = trace.get("cwd")
+    cwd = cwd if isinstance(cwd, str) else None
+    if "/" in word:
+        path: str | None = word if word.startswith("/") else (posixpath.join(cwd, word) if cwd else None)
+    else:
+        path = which(view, word, launch_env.get("PATH"), cwd)
+    if path is None:
+        return []
+    runs = path if PY_NAME.match(posixpath.basename(word)) else script_interpreter(view, path, launch_env, cwd)
+    if runs is None:
+        return []
+    if isinstance(audited, str) and audited and _same_prefix(prefix_of(view, runs), prefix_of(view, audited)):
+        return []
+    from stackcheck.redact import redact_value
+
+    shown, judged = redact_value(runs)[:200], redact_value(str(audited))[:200]
+    return [Problem("python", "unknown", None, f"the launch runs {word!r} as {shown}, in another environment than the "
+                    f"one audited ({judged}, chosen by {python.get('chosen_by')}): the packages judged are not the "
+                    f"server's (fail closed); gate it with --python {shown}, or run the gate from that environment",
+                    observed=judged, required=shown)]  # fmt: skip
+
+
 def mpi_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: str) -> list[Problem]:
     """An Open MPI mpirun read as running the launch here (-np 1, no host: Derived.mpi_local) whose installation's
     default hostfile or MCA parameter files may give it another host (igap56: it was allowed whatever they held).

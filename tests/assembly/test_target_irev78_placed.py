@@ -108,3 +108,50 @@ def test_gate_judges_the_launchs_interpreter_not_the_active_venv(tmp_path: Path,
     assert doc.get("sglang") is None, doc.get("sglang")
     blocked = [r for r in doc.get("reasons") or [] if r.get("feature") == "sglang" and r.get("status") == "blocked"]
     assert blocked, [(r.get("feature"), r.get("status")) for r in doc.get("reasons") or []]
+
+
+def _gate_doc(tmp_path: Path, line: list[str], env: dict[str, str]) -> dict[str, object]:
+    dry = ["--dry-run", "--format", "json", "--assume-gpu", "9.0x1", "--assume-driver", "580.95.05"]
+    proc = run_stackcheck("gate", *dry, "--", *line, env=env, cwd=tmp_path, timeout=180)
+    assert proc.returncode in (0, 1), proc.stderr[-400:]
+    doc: dict[str, object] = json.loads(proc.stdout)
+    return doc
+
+
+def _python_problem(doc: dict[str, object]) -> list[str]:
+    return [str(r.get("status")) for r in doc.get("reasons") or [] if r.get("feature") == "python"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "string",
+    [
+        "{bad}/bin/python -m sglang.launch_server --model-path m",
+        "cd /tmp && {bad}/bin/python -m sglang.launch_server --model-path m 2>&1 | tee log",
+        "export PATH={bad}/bin:/usr/bin:/bin; python -m sglang.launch_server --model-path m",
+    ],
+    ids=["path", "after cd", "PATH exported"],
+)
+def test_a_shell_strings_launch_in_another_environment_is_unknown(tmp_path: Path, string: str) -> None:
+    """`bash -c STRING`: the target reader names no interpreter for a shell (it falls back to the active VIRTUAL_ENV),
+    find_launch reads the launch inside the string: where its interpreter is in another environment, the gate said
+    nothing of it and judged the VIRTUAL_ENV's packages (sglang 0.5.9 there; none where the server runs)."""
+    good = _venv(tmp_path / "good", "0.5.9")
+    bad = _venv(tmp_path / "bad", None)
+    env = clean_env("CONDA_PREFIX", VIRTUAL_ENV=str(good), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    doc = _gate_doc(tmp_path, ["bash", "-c", string.format(bad=bad)], env)
+    assert doc.get("decision") == "refuse" and _python_problem(doc) == ["unknown"], doc.get("reasons")
+
+
+def test_a_shell_strings_launch_in_the_audited_environment_is_not_flagged(tmp_path: Path) -> None:
+    good = _venv(tmp_path / "good", "0.5.9")
+    env = clean_env("CONDA_PREFIX", VIRTUAL_ENV=str(good), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env["PATH"] = f"{good}/bin:{env.get('PATH', '/usr/bin:/bin')}"
+    for string in (f"{good}/bin/python -m sglang.launch_server --model-path m",
+                   "python3 -m sglang.launch_server --model-path m"):  # fmt: skip
+        assert _python_problem(_gate_doc(tmp_path, ["bash", "-c", string], env)) == [], string
+    # (the user's word: --python names the environment; not compared)
+    bad = _venv(tmp_path / "bad", None)
+    line = ["--python", str(good / "bin/python"), "--", "bash", "-c", f"{bad}/bin/python -m sglang.launch_server"]
+    dry = ["--dry-run", "--format", "json", "--assume-gpu", "9.0x1", "--assume-driver", "580.95.05"]
+    proc = run_stackcheck("gate", *dry, *line, env=env, cwd=tmp_path, timeout=180)
+    assert _python_problem(json.loads(proc.stdout)) == []
