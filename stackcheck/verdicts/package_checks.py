@@ -1108,6 +1108,45 @@ def cache_parse_problem(parsed: Any) -> str | None:
     return None
 
 
+def read_extra_file(
+    extra_config: str,
+    storage: str,
+    sglang_version: str | None,
+    read_config_file: Callable[[str], tuple[str, Any]] | None,
+) -> tuple[str | None, str, str, Any]:
+    """The extra config's @FILE as the HiCache cache opens and parses it, one reading for every backend (irev78: the
+    two readers, _any_backend_file's and Mooncake's in check_storage_config, were twins): (("fail", observed, message,
+    None) where the parse raises at startup: an extension it does not load, a file absent, a .json file not JSON
+    (the reader's tag, imend9) or its value one the parse raises on (cache_parse_problem); (None, how, why, got) else:
+    the reader's tag and answer ("read" with the parsed JSON of a .json file; "unread", or "missing" for a .toml /
+    .yaml file, which the reader does not parse)."""
+    import posixpath
+
+    flag = "--hicache-storage-backend-extra-config"
+    path = extra_config[1:]
+    ext = posixpath.splitext(path)[1].lower()
+    if ext not in (".json", ".toml", ".yaml", ".yml"):
+        return ("fail", f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
+                f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, .yml) "
+                f"before it builds the storage backend, and raises ValueError 'Unsupported config file' (or the "
+                f"open fails) at startup for {path!r}. Name a .json, .toml or .yaml file", None)  # fmt: skip
+    how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
+    if how == "absent" or (how == "missing" and ext == ".json"):  # (the reader parses JSON: a .toml / .yaml is not)
+        what = "it does not exist (FileNotFoundError)" if how == "absent" else "it is not JSON (json.load raises)"
+        return ("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file {flag} names "
+                f"with @ ({path!r}, from the server's working directory) before it builds the {storage} backend and "
+                f"raises at startup: {what}. Give a readable JSON file, or the extra config as JSON text",
+                None)  # fmt: skip
+    problem = cache_parse_problem(got) if how == "read" and ext == ".json" else None
+    if problem is not None:
+        return ("fail", f"{flag} {extra_config!r}: {problem.split(':')[0]}", f"SGLang {sglang_version} parses "
+                f"{path!r} before it builds the {storage} backend and raises at startup: {problem}. Give a JSON "
+                "object with values of those types", None)  # fmt: skip
+    if how == "missing" or (how == "read" and ext != ".json"):  # (a .toml / .yaml file: the reader parses JSON)
+        how, got = "unread", f"a {ext} file is not parsed here"
+    return None, how, str(got) if how != "read" else "", got
+
+
 def _any_backend_file(
     storage: str,
     extra_config: str,
@@ -1119,42 +1158,24 @@ def _any_backend_file(
     storage_configs.extra_config_file open and parse it (imend9): absent, a .json file not JSON or an extension the
     release does not load fails; a .toml / .yaml file, or one not read here, is unknown; a JSON file read is no verdict
     (what the backend reads in it is not judged). None outside those releases (or no such table)."""
-    import posixpath
-
     if not isinstance(generic, Mapping) or _version_in(sglang_version, str(generic.get("versions") or "")) is not True:
         return None
     flag = "--hicache-storage-backend-extra-config"
     subject = f"--hicache-storage-backend {storage}"
     required = f"{flag} @FILE naming a readable .json (or .toml / .yaml) file"
     source = generic.get("source")
-    path = extra_config[1:]
-    ext = posixpath.splitext(path)[1].lower()
 
     def result(status: Status, observed: str, message: str) -> CheckResult:
         return CheckResult(STORAGE_CONFIG_CHECK, status, observed, required, f"{subject}: {message}", source, subject)
 
-    if ext not in (".json", ".toml", ".yaml", ".yml"):
-        return result("fail", f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
-                      f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, .yml) "
-                      f"before it builds the storage backend, and raises ValueError 'Unsupported config file' (or the "
-                      f"open fails) at startup for {path!r}. Name a .json, .toml or .yaml file")  # fmt: skip
-    how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
-    if how == "absent" or (how == "missing" and ext == ".json"):
-        what = "it does not exist (FileNotFoundError)" if how == "absent" else "it is not JSON (json.load raises)"
-        return result("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file {flag} "
-                      f"names with @ ({path!r}, from the server's working directory) before it builds the {storage} "
-                      f"backend and raises at startup: {what}. Give a readable JSON file, or the extra config as JSON "
-                      "text")  # fmt: skip
-    if how == "read" and ext == ".json":
-        problem = cache_parse_problem(got)
-        if problem is not None:
-            return result("fail", f"{flag} {extra_config!r}: {problem.split(':')[0]}", f"SGLang {sglang_version} "
-                          f"parses {path!r} before it builds the {storage} backend and raises at startup: "
-                          f"{problem}. Give a JSON object with values of those types")  # fmt: skip
+    failed, how, why, _ = read_extra_file(extra_config, storage, sglang_version, read_config_file)
+    if failed is not None:
+        return result("fail", how, why)
+    if how == "read":
         return None
-    why = got if how == "unread" else f"a {ext} file is not parsed here"
-    return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} parses {path!r} before it "
-                  f"builds the {storage} backend (a file it cannot parse raises at startup): {why}")  # fmt: skip
+    return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} parses "
+                  f"{extra_config[1:]!r} before it builds the {storage} backend (a file it cannot parse raises at "
+                  f"startup): {why}")  # fmt: skip
 
 
 def check_storage_config(
@@ -1237,35 +1258,16 @@ def check_storage_config(
     file_range = str(entry.get("extra_config_file_versions") or "")
     if at_file and keys and file_range and _version_in(sglang_version, file_range) is True:
         # (igap56) `@PATH`: the release opens PATH (from the server's working directory) and loads it by its
-        # extension; a file it cannot open or parse, or an extension it does not take, raises at startup
-        import posixpath
-
-        path = str(extra_config)[1:]
-        ext = posixpath.splitext(path)[1].lower()
+        # extension; a file it cannot open or parse, or an extension it does not take, raises at startup (one reading
+        # with any backend's: read_extra_file)
         flag = "--hicache-storage-backend-extra-config"
-        if ext not in (".json", ".toml", ".yaml", ".yml"):
-            return result("fail", f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
-                          f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, "
-                          f".yml) and raises ValueError 'Unsupported config file' (or the open fails) at startup for "
-                          f"{path!r}. Name a .json, .toml or .yaml file")  # fmt: skip
-        how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
-        absent = how == "absent"  # (imend9: the reader's tag, not its message: a path holding "does not exist" was
-        # read as absent, and a .toml / .yaml file there failed)
-        if absent or (how == "missing" and ext == ".json"):  # (the reader parses JSON: a .toml / .yaml is not)
-            what = "it does not exist (FileNotFoundError)" if absent else "it is not JSON (json.load raises)"
-            return result("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file "
-                          f"{flag} names with @ ({path!r}, from the server's working directory) and raises at "
-                          f"startup: {what}. Give a readable JSON file, or the extra config as JSON text")  # fmt: skip
-        problem = cache_parse_problem(got) if how == "read" and ext == ".json" else None
-        if problem is not None:  # (irev78: the cache's own parse, as for any backend: _any_backend_file)
-            return result("fail", f"{flag} {extra_config!r}: {problem.split(':')[0]}", f"SGLang {sglang_version} "
-                          f"parses {path!r} before it builds the {storage} backend and raises at startup: "
-                          f"{problem}. Give a JSON object with values of those types")  # fmt: skip
-        if how != "read" or ext != ".json" or not isinstance(got, dict):
-            why = got if how == "unread" else (f"a {ext} file is not read here" if ext != ".json" else
-                                               "its JSON is no object")  # fmt: skip
+        failed, how, why, got = read_extra_file(str(extra_config), storage, sglang_version, read_config_file)
+        if failed is not None:
+            return result("fail", how, why)
+        if how != "read" or not isinstance(got, dict):
             return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} reads the store's "
-                          f"extra config from {path!r}: {why}, so whether it names the store is not known")  # fmt: skip
+                          f"extra config from {str(extra_config)[1:]!r}: {why}, so whether it names the store is not "
+                          "known")  # fmt: skip
         extra_config = _as_json(got)
     if extra_config and keys:  # (an empty text is no extra config: the release parses only a non-empty one)
         import json
