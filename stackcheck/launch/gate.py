@@ -1631,7 +1631,7 @@ def launch_cwd(
 
 
 def interpreter_mismatch_problems(
-    command: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str, facts: Any
+    command: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str, facts: Any, view: Any = None
 ) -> list[Problem]:
     """(irev78) The launch's own interpreter against the one the live gate audited on this host (facts.python): the
     target reader (assembly/target.py) names the interpreter of the command's first program after its wrappers and
@@ -1640,7 +1640,8 @@ def interpreter_mismatch_problems(
     `cd` before the launch in it). Where the interpreter the launch runs (its word resolved on the launch's PATH from
     its directory, or a console script's shebang) is in another environment than the one audited, the packages judged
     are not the server's: unknown. `start`: the directory the command starts in. An interpreter named by --python /
-    --env / STACKCHECK_PYTHON is the user's word: not compared; nor one not found (as before)."""
+    --env / STACKCHECK_PYTHON is the user's word: not compared; nor one not found (as before). `view`: this host's
+    (the gate cache's recording view, so a kept decision is read again where these files change)."""
     python = facts.get("python") if isinstance(facts, Mapping) else None
     if not isinstance(python, Mapping) or python.get("chosen_by") in ("--python", "--env", "STACKCHECK_PYTHON"):
         return []
@@ -1659,7 +1660,7 @@ def interpreter_mismatch_problems(
     from stackcheck.assembly.target import PY_NAME, _same_prefix, prefix_of, script_interpreter
     from stackcheck.readers.fsview import HostView, which
 
-    view = HostView()
+    view = view if view is not None else HostView()
     word = words[at]
     cwd = trace.get("cwd")
     cwd = cwd if isinstance(cwd, str) else None

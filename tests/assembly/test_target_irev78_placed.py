@@ -155,3 +155,21 @@ def test_a_shell_strings_launch_in_the_audited_environment_is_not_flagged(tmp_pa
     dry = ["--dry-run", "--format", "json", "--assume-gpu", "9.0x1", "--assume-driver", "580.95.05"]
     proc = run_stackcheck("gate", *dry, *line, env=env, cwd=tmp_path, timeout=180)
     assert _python_problem(json.loads(proc.stdout)) == []
+
+
+def test_a_kept_decision_is_read_again_where_the_launchs_interpreter_moves(tmp_path: Path) -> None:
+    """The gate keeps a decision for its command line (gate_cache) and serves it while what it read is unchanged: the
+    launch's interpreter is looked up through the recording view, so a python3 put earlier on the launch's PATH after
+    the decision was kept is a miss, judged again (unknown), not the kept answer."""
+    good = _venv(tmp_path / "good", "0.5.9")
+    bad = _venv(tmp_path / "bad", None)
+    early = tmp_path / "early"
+    early.mkdir()
+    env = clean_env("CONDA_PREFIX", VIRTUAL_ENV=str(good), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.update(STACKCHECK_PLAN_CACHE="1", STACKCHECK_CACHE_DIR=str(tmp_path / "kept"))
+    env["PATH"] = f"{early}:{good}/bin:{env.get('PATH', '/usr/bin:/bin')}"
+    line = ["bash", "-c", "python3 -m sglang.launch_server --model-path m"]
+    for _ in range(2):
+        assert _python_problem(_gate_doc(tmp_path, line, env)) == []
+    (early / "python3").symlink_to(bad / "bin/python")
+    assert _python_problem(_gate_doc(tmp_path, line, env)) == ["unknown"]
