@@ -1111,6 +1111,35 @@ def _string_reaches(argv: Sequence[str], k: int, target: int) -> bool:
     return False
 
 
+def _srun_chdir(argv: Sequence[str], at: int, env: Mapping[str, str]) -> bool:
+    """(irev78) Whether the srun at argv[at] runs its task in another directory: -D / --chdir among its options
+    (srun(1): "Have the remote processes do a chdir to path before beginning execution"; a long option by any prefix
+    that may name it, a short one anywhere in a cluster before a letter that takes a value: fail closed), or
+    SLURM_WORKING_DIR in the environment it starts with (srun(1)'s input variables: "Same as -D, --chdir", as
+    recalled, not re-read: inferred). The gate judged the launch from its own directory: a checkout's ./sglang there
+    (the first sys.path entry of `python -m`), a relative --model-path, were not the server's."""
+    from stackcheck.launch.runners import RUNNERS, read_runner, srun_long
+
+    if env.get("SLURM_WORKING_DIR"):
+        return True
+    end = read_runner(argv, at).command
+    values = RUNNERS["srun"].short_value
+    for word in argv[at + 1 : len(argv) if end is None else end]:
+        if word == "--":
+            break
+        if word.startswith("--"):
+            if "chdir" in srun_long(word):
+                return True
+            continue
+        if word.startswith("-"):
+            for letter in word[1:]:
+                if letter == "D":
+                    return True
+                if letter in values:
+                    break
+    return False
+
+
 def unplaced_before(
     argv: Sequence[str], target: int, env: Mapping[str, str], mapping: Mapping[str, Any]
 ) -> Problem | None:
@@ -1172,6 +1201,9 @@ def unplaced_before(
         if prog in RUNNERS or prog in POLICY_READERS:
             if prog in _SU and _string_reaches(argv, k, target):
                 return None
+            if prog == "srun" and _srun_chdir(argv, k, env):
+                return _unplaced_problem(argv, k, "runs the command in another directory (-D / --chdir, or "
+                                         "SLURM_WORKING_DIR), which the gate does not follow")  # fmt: skip
             reading = read_runner(argv, k) if prog in RUNNERS else read_policy(argv, k)
             if prog == "systemd-run" and reading.command is not None:
                 dollar = next((w for w in argv[reading.command :] if "$" in w), None)
