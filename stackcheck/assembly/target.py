@@ -14,9 +14,10 @@ that names one wins, and the report says which (`facts.python.chosen_by`):
    (`sglang serve ...`: `#!/opt/serve/bin/python3`, `#!/usr/bin/env python3`, and pip's `/bin/sh` launcher
    for long paths), `uv run ...` (the project's environment: `--python PATH`, UV_PROJECT_ENVIRONMENT,
    `.venv` at the project or workspace root), `conda run -n ENV|-p PREFIX ...`, `mamba run`,
-   `micromamba run`; `env NAME=VALUE ...` and `nohup` in front are followed. For an image without a gated
-   command, the command its containers run (the config's Entrypoint + Cmd, from its WorkingDir) takes this
-   place ("the image's command");
+   `micromamba run`; `env NAME=VALUE ...` and `nohup` in front are followed, and so are the programs the gate's
+   walk steps through to the launch (nice, taskset, timeout, srun, sudo, systemd-run, flock, ...: irev78). For an
+   image without a gated command, the command its containers run (the config's Entrypoint + Cmd, from its
+   WorkingDir) takes this place ("the image's command");
 3. an active `VIRTUAL_ENV`, then `CONDA_PREFIX`, that is not stackcheck's own environment;
 4. for a root directory or an image: `python3` (then `python`) on its PATH (an image's PATH is its
    config's, or docker's default when it sets none);
@@ -457,12 +458,17 @@ def _unwrap(
     each `env`'s -C DIR (its last, as env runs it) to `dirs` (in order); None (with a note) where the reading of an
     `env` stops (env_prefix.read_env: env fails there, or does what is not read here)."""
     args = list(command)
+    placed = False  # (a program of _placed_command stepped through)
     while args:
         head = posixpath.basename(args[0])
         if head == "env":  # (read as GNU env reads it: assembly/env_prefix.py, shared with the gate)
             from stackcheck.assembly.env_prefix import read_env
 
             read = read_env(args[1:], env)
+            if placed and (
+                read.stop is not None or not any(_LAUNCH_PROGRAM.fullmatch(posixpath.basename(w)) for w in read.command)
+            ):
+                break  # (behind a placed program, an `env` is applied where it runs the launch: _launch_wrappers)
             if read.stop is not None:
                 notes.append(f"env: {read.stop}; the command's interpreter is not known")
                 return None
@@ -475,8 +481,36 @@ def _unwrap(
         if head == "nohup":
             args = args[1:]
             continue
+        at = _placed_command(args)
+        if at is not None:
+            args, placed = args[at:], True
+            continue
         break
     return args
+
+
+def _placed_command(args: Sequence[str]) -> int | None:
+    """Where the command of args[0] stands where it is a program the gate's walk steps through to the launch
+    (gate.unplaced_before: launch/runners.py's RUNNERS and POLICY_READERS, timeout, flock with a program), so the
+    interpreter after it is the launch's (irev78: `nice -n 5 /srv/bin/python -m sglang.launch_server`, `timeout 600
+    ...`, `systemd-run --scope ...`, `sudo -E ...` were allowed by the gate with the interpreter of the VIRTUAL_ENV
+    or stackcheck's own audited, as for a program that names none); None for any other word or where its reading
+    does not place the command (the gate refuses the launch there)."""
+    head = posixpath.basename(args[0]) if args else ""
+    if not head or PY_NAME.match(head) or head in ("uv", "conda", "mamba", "micromamba"):
+        return None  # (the launch's own interpreter or environment tool: read by interpreter_of_command)
+    from stackcheck.launch.runners import POLICY_READERS, RUNNERS, chain_end, read_flock, read_policy, read_runner
+
+    if head == "timeout":
+        end = chain_end(args, 0)[0]
+        return end if 0 < end < len(args) else None
+    if head == "flock":
+        got = read_flock(args, 0)
+        return got.at if got.kind == "argv" and got.at else None
+    if head in RUNNERS or head in POLICY_READERS:
+        reading = read_runner(args, 0) if head in RUNNERS else read_policy(args, 0)
+        return reading.command if reading.command and reading.command < len(args) else None
+    return None
 
 
 def _absolute(path: str, cwd: str) -> str:

@@ -850,6 +850,13 @@ def _decide_with(
         gate.relabel_unlisted(derived, {p.subject for p in undeclared}, str(ctx.installed_version("sglang")))
     extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
     extra += gate.interpreter_option_problems(launch_command, server_env, ctx.facts)  # (python -P before 3.11)
+    if launch_command is not None and not (opts.facts_file or opts.image or opts.root):  # (irev78: the launch's own)
+        from stackcheck.assembly import gate_cache
+
+        start = opts.cwd or opts.launch_dir or os.getcwd()
+        extra += gate.interpreter_mismatch_problems(
+            launch_command, mapping, server_env, start, ctx.facts, gate_cache.host_view()
+        )
     if launch_command is not None and not (opts.image or opts.root):  # `env -C DIR`: env exits 125 where it cannot
         extra += gate.chdir_problems(launch_command, mapping, server_env, opts.cwd or opts.launch_dir, _dir_test(opts))
     if launch_command is not None:  # (igap56: mpirun -np 1's default hostfile, read on this host only)

@@ -1120,6 +1120,35 @@ def _string_reaches(argv: Sequence[str], k: int, target: int) -> bool:
     return False
 
 
+def _srun_chdir(argv: Sequence[str], at: int, env: Mapping[str, str]) -> bool:
+    """(irev78) Whether the srun at argv[at] runs its task in another directory: -D / --chdir among its options
+    (srun(1): "Have the remote processes do a chdir to path before beginning execution"; a long option by any prefix
+    that may name it, a short one anywhere in a cluster before a letter that takes a value: fail closed), or
+    SLURM_WORKING_DIR in the environment it starts with (srun(1)'s input variables: "Same as -D, --chdir", as
+    recalled, not re-read: inferred). The gate judged the launch from its own directory: a checkout's ./sglang there
+    (the first sys.path entry of `python -m`), a relative --model-path, were not the server's."""
+    from stackcheck.launch.runners import RUNNERS, read_runner, srun_long
+
+    if env.get("SLURM_WORKING_DIR"):
+        return True
+    end = read_runner(argv, at).command
+    values = RUNNERS["srun"].short_value
+    for word in argv[at + 1 : len(argv) if end is None else end]:
+        if word == "--":
+            break
+        if word.startswith("--"):
+            if "chdir" in srun_long(word):
+                return True
+            continue
+        if word.startswith("-"):
+            for letter in word[1:]:
+                if letter == "D":
+                    return True
+                if letter in values:
+                    break
+    return False
+
+
 def unplaced_before(
     argv: Sequence[str],
     target: int,
@@ -1202,6 +1231,9 @@ def unplaced_before(
         if prog in RUNNERS or prog in POLICY_READERS:
             if prog in _SU and _string_reaches(argv, k, target):
                 return None
+            if prog == "srun" and _srun_chdir(argv, k, env):
+                return _unplaced_problem(argv, k, "runs the command in another directory (-D / --chdir, or "
+                                         "SLURM_WORKING_DIR), which the gate does not follow")  # fmt: skip
             reading = read_runner(argv, k) if prog in RUNNERS else read_policy(argv, k)
             if prog == "systemd-run" and reading.command is not None:
                 dollar = next((w for w in argv[reading.command :] if "$" in w), None)
@@ -1661,6 +1693,60 @@ def launch_cwd(
     find_launch(argv, mapping, prefixed, trace)
     got = trace["cwd"]
     return got if isinstance(got, (str, CwdUnknown)) else start
+
+
+def interpreter_mismatch_problems(
+    command: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str, facts: Any, view: Any = None
+) -> list[Problem]:
+    """(irev78) The launch's own interpreter against the one the live gate audited on this host (facts.python): the
+    target reader (assembly/target.py) names the interpreter of the command's first program after its wrappers and
+    the placed programs, and falls back to the active VIRTUAL_ENV / CONDA_PREFIX or stackcheck's own environment
+    where it names none; find_launch reads further (a shell's command string, su / flock -c, the `export PATH=...` and
+    `cd` before the launch in it). Where the interpreter the launch runs (its word resolved on the launch's PATH from
+    its directory, or a console script's shebang) is in another environment than the one audited, the packages judged
+    are not the server's: unknown. `start`: the directory the command starts in. An interpreter named by --python /
+    --env / STACKCHECK_PYTHON is the user's word: not compared; nor one not found (as before). `view`: this host's
+    (the gate cache's recording view, so a kept decision is read again where these files change)."""
+    python = facts.get("python") if isinstance(facts, Mapping) else None
+    if not isinstance(python, Mapping) or python.get("chosen_by") in ("--python", "--env", "STACKCHECK_PYTHON"):
+        return []
+    audited = python.get("executable")
+    dirs: list[str] = []
+    argv, prefixed = split_env_prefix(command, env, dirs)
+    trace: dict[str, Any] = {"cwd": entered(start, dirs, None), "entered": None}
+    entry, _, launch_env = find_launch(argv, mapping, prefixed, trace)
+    levels = trace.get("levels")
+    if entry is None or not isinstance(levels, list) or not levels:
+        return []
+    words = levels[-1]  # (the innermost command, whole: _level)
+    at = next((k for k in range(len(words)) if _entrypoint_at(words[k:], mapping)[0] is not None), None)
+    if at is None:
+        return []
+    from stackcheck.assembly.target import PY_NAME, _same_prefix, prefix_of, script_interpreter
+    from stackcheck.readers.fsview import HostView, which
+
+    view = view if view is not None else HostView()
+    word = words[at]
+    cwd = trace.get("cwd")
+    cwd = cwd if isinstance(cwd, str) else None
+    if "/" in word:
+        path: str | None = word if word.startswith("/") else (posixpath.join(cwd, word) if cwd else None)
+    else:
+        path = which(view, word, launch_env.get("PATH"), cwd)
+    if path is None:
+        return []
+    runs = path if PY_NAME.match(posixpath.basename(word)) else script_interpreter(view, path, launch_env, cwd)
+    if runs is None:
+        return []
+    if isinstance(audited, str) and audited and _same_prefix(prefix_of(view, runs), prefix_of(view, audited)):
+        return []
+    from stackcheck.redact import redact_value
+
+    shown, judged = redact_value(runs)[:200], redact_value(str(audited))[:200]
+    return [Problem("python", "unknown", None, f"the launch runs {word!r} as {shown}, in another environment than the "
+                    f"one audited ({judged}, chosen by {python.get('chosen_by')}): the packages judged are not the "
+                    f"server's (fail closed); gate it with --python {shown}, or run the gate from that environment",
+                    observed=judged, required=shown)]  # fmt: skip
 
 
 def mpi_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: str) -> list[Problem]:
@@ -2370,37 +2456,12 @@ def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
     return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
 
 
-def _timeout_takes_next(word: str) -> bool:
-    """Whether coreutils timeout's option `word` takes the next word as its value (getopt_long "+fk:s:v"): -k / -s
-    alone or ending a cluster (`-vk`), --kill-after / --signal without `=` or a prefix of either (irobust6: `timeout
-    --sig TERM 10 A=1 python ...`, a prefix getopt_long takes, left TERM read as the DURATION and the assignment as
-    the command's environment: exit 127 passed)."""
-    if word.startswith("--"):
-        name = word[2:]
-        return "=" not in name and bool(name) and ("kill-after".startswith(name) or "signal".startswith(name))
-    for j in range(1, len(word)):
-        if word[j] in "ks":
-            return j == len(word) - 1  # (`-k5`, `-sTERM`: the value is attached)
-    return False
-
-
 def _chain_end(argv: Sequence[str], start: int) -> tuple[int, str | None]:
     """(where the command of a chain of `nohup` / `timeout` starting at argv[start] stands, the last of them or None
-    where argv[start] is neither)."""
-    i, runner = start, None
-    while i < len(argv) - 1 and os.path.basename(argv[i]) in ("nohup", "timeout"):
-        runner, i = argv[i], i + 1
-        if os.path.basename(runner) == "timeout":
-            while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
-                word, i = argv[i], i + 1
-                if word == "--":
-                    break
-                if _timeout_takes_next(word):
-                    i += 1  # (the option's value)
-            i += 1  # (DURATION)
-        elif argv[i] == "--" and i < len(argv) - 1:
-            i += 1
-    return i, runner
+    where argv[start] is neither): runners.chain_end, which the target reader (assembly/target.py) shares (irev78)."""
+    from stackcheck.launch.runners import chain_end
+
+    return chain_end(argv, start)
 
 
 #: the runners' manuals (launch/runners.py reads where each one's command stands)

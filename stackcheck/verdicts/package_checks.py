@@ -1079,32 +1079,72 @@ def _no_address(where: str, config: Mapping[str, Any], keys: list[str]) -> str:
             "Mooncake's setup as the address, and what Mooncake does with it was not read")  # fmt: skip
 
 
-def _read_at_file(
-    extra_config: str, storage: str | None, sglang_version: str | None, read: Callable[[str], tuple[str, Any]] | None
-) -> tuple[str, Any, str, str]:
-    """The extra config's @FILE, one reading for every backend (imend10): (how, got, path, ext); how "fail" with got
-    (observed, message) where the release raises at startup (an extension it does not load, absent, a .json not JSON),
-    else the reader's tag and value. `storage`: the backend the message names, None for Mooncake's entry."""
+#: (irev78) what the HiCache cache's own parse of the extra config takes from it, and the types it raises on (0.5.9
+#: hiradix_cache.py :542-568, 0.5.14 hiradix_cache.py :653-688, 0.5.19 hiradix_cache.py :746-781, 0.5.23
+#: hybrid_cache/hybrid_cache_controller.py :404-430: `extra_config.pop(NAME, default)` on the parsed value, then
+#: ValueError where a value popped is not of its type), before it builds whichever storage backend
+_CACHE_KEYS = (("prefetch_threshold", (int,), "int"), ("prefetch_timeout_base", (int, float), "number"),
+               ("prefetch_timeout_per_ki_token", (int, float), "number"),
+               ("hicache_storage_pass_prefix_keys", (bool,), "bool"))  # fmt: skip
+_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+def cache_parse_problem(parsed: Any) -> str | None:
+    """Why the HiCache cache's parse of an extra config read as `parsed` (the JSON value) raises at startup, or None:
+    a top level that is no JSON object (`.pop` on a list, string, number or null: TypeError / AttributeError), or a
+    prefetch value of another type (_CACHE_KEYS: ValueError). One reading for every backend's extra config, the @FILE
+    of a backend with no entry (_any_backend_file) and Mooncake's (check_storage_config), which disagreed (irev78: a
+    JSON array in the file was no verdict for the first, allowed, and unknown for the second)."""
+    if not isinstance(parsed, dict):
+        kind = "null" if parsed is None else _JSON_TYPES.get(type(parsed), type(parsed).__name__)
+        return (f"its JSON is a{'n' if kind[0] in 'aeiou' else ''} {kind}, not an object: the cache calls .pop on "
+                "it (AttributeError / TypeError)")  # fmt: skip
+    for name, types, said in _CACHE_KEYS:
+        if name in parsed:
+            value = parsed[name]
+            if not isinstance(value, types):  # (a JSON true is an int to isinstance, as in the release's check)
+                got = "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
+                return f"its {name} is a JSON {got}, and the cache raises ValueError '{name} must be {said}'"
+    return None
+
+
+def read_extra_file(
+    extra_config: str,
+    storage: str,
+    sglang_version: str | None,
+    read_config_file: Callable[[str], tuple[str, Any]] | None,
+) -> tuple[str | None, str, str, Any]:
+    """The extra config's @FILE as the HiCache cache opens and parses it, one reading for every backend (irev78: the
+    two readers, _any_backend_file's and Mooncake's in check_storage_config, were twins): (("fail", observed, message,
+    None) where the parse raises at startup: an extension it does not load, a file absent, a .json file not JSON
+    (the reader's tag, imend9) or its value one the parse raises on (cache_parse_problem); (None, how, why, got) else:
+    the reader's tag and answer ("read" with the parsed JSON of a .json file; "unread", or "missing" for a .toml /
+    .yaml file, which the reader does not parse)."""
     import posixpath
 
     flag = "--hicache-storage-backend-extra-config"
     path = extra_config[1:]
     ext = posixpath.splitext(path)[1].lower()
     if ext not in (".json", ".toml", ".yaml", ".yml"):
-        before = "" if storage is None else " before it builds the storage backend,"
-        return ("fail", (f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
-                         f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, "
-                         f".yml){before} and raises ValueError 'Unsupported config file' (or the open fails) at "
-                         f"startup for {path!r}. Name a .json, .toml or .yaml file"), path, ext)  # fmt: skip
-    how, got = read(path) if read is not None and path else ("unread", "no path")
-    if how == "absent" or (how == "missing" and ext == ".json"):  # (imend9: the tag; the reader parses JSON only)
+        return ("fail", f"{flag} {extra_config!r}: no .json / .toml / .yaml file",
+                f"SGLang {sglang_version} reads {flag} @FILE by the file's extension (.json, .toml, .yaml, .yml) "
+                f"before it builds the storage backend, and raises ValueError 'Unsupported config file' (or the "
+                f"open fails) at startup for {path!r}. Name a .json, .toml or .yaml file", None)  # fmt: skip
+    how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
+    if how == "absent" or (how == "missing" and ext == ".json"):  # (the reader parses JSON: a .toml / .yaml is not)
         what = "it does not exist (FileNotFoundError)" if how == "absent" else "it is not JSON (json.load raises)"
-        before = "" if storage is None else f" before it builds the {storage} backend"
-        return ("fail", (f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file {flag} names "
-                         f"with @ ({path!r}, from the server's working directory){before} and raises at startup: "
-                         f"{what}. Give a readable JSON file, or the extra config as JSON text"),
-                path, ext)  # fmt: skip
-    return (how, got, path, ext)
+        return ("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file {flag} names "
+                f"with @ ({path!r}, from the server's working directory) before it builds the {storage} backend and "
+                f"raises at startup: {what}. Give a readable JSON file, or the extra config as JSON text",
+                None)  # fmt: skip
+    problem = cache_parse_problem(got) if how == "read" and ext == ".json" else None
+    if problem is not None:
+        return ("fail", f"{flag} {extra_config!r}: {problem.split(':')[0]}", f"SGLang {sglang_version} parses "
+                f"{path!r} before it builds the {storage} backend and raises at startup: {problem}. Give a JSON "
+                "object with values of those types", None)  # fmt: skip
+    if how == "missing" or (how == "read" and ext != ".json"):  # (a .toml / .yaml file: the reader parses JSON)
+        how, got = "unread", f"a {ext} file is not parsed here"
+    return None, how, str(got) if how != "read" else "", got
 
 
 def _any_backend_file(
@@ -1120,46 +1160,30 @@ def _any_backend_file(
     (what the backend reads in it is not judged). None outside those releases (or no such table)."""
     if not isinstance(generic, Mapping) or _version_in(sglang_version, str(generic.get("versions") or "")) is not True:
         return None
-    flag, subject = "--hicache-storage-backend-extra-config", f"--hicache-storage-backend {storage}"
-    how, got, path, ext = _read_at_file(extra_config, storage, sglang_version, read_config_file)
-    if how == "read" and ext == ".json":
-        if isinstance(got, dict):
-            return None
-        return CheckResult(STORAGE_CONFIG_CHECK, "fail", f"{flag} {extra_config!r}: its JSON is {_json_kind(got)}, "
-                           "not an object", f"{flag} @FILE naming a readable .json (or .toml / .yaml) file",
-                           f"{subject}: SGLang {sglang_version} takes the parsed file for a dict and pops its prefetch "
-                           f"keys (extra_config.pop('prefetch_threshold', 256)) before it builds the {storage} "
-                           f"backend: {_json_kind(got)} raises {_pop_error(got)} at startup. Give a JSON object",
-                           generic.get("source"), subject)  # fmt: skip
-    why = got if how == "unread" else f"a {ext} file is not parsed here"
-    observed, message = got if how == "fail" else (f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} "
-        f"parses {path!r} before it builds the {storage} backend (a file it cannot parse raises at startup): "
-        f"{why}")  # fmt: skip
-    return CheckResult(STORAGE_CONFIG_CHECK, "fail" if how == "fail" else "unknown", observed, f"{flag} @FILE naming "
-                       "a readable .json (or .toml / .yaml) file", f"{subject}: {message}", generic.get("source"),
-                       subject)  # fmt: skip
+    flag = "--hicache-storage-backend-extra-config"
+    subject = f"--hicache-storage-backend {storage}"
+    required = f"{flag} @FILE naming a readable .json (or .toml / .yaml) file"
+    source = generic.get("source")
 
+    def result(status: Status, observed: str, message: str) -> CheckResult:
+        return CheckResult(STORAGE_CONFIG_CHECK, status, observed, required, f"{subject}: {message}", source, subject)
 
-def _json_kind(value: Any) -> str:
-    """How a parsed JSON value that is no object is named in a message."""
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "an array"
-    return "a string" if isinstance(value, str) else "a number" if isinstance(value, int | float) else "a boolean"
-
-
-def _pop_error(value: Any) -> str:
-    """What `value.pop("prefetch_threshold", 256)` raises: a list's pop takes one index (TypeError), the others have
-    no pop (AttributeError)."""
-    return "TypeError" if isinstance(value, list) else "AttributeError"
+    failed, how, why, _ = read_extra_file(extra_config, storage, sglang_version, read_config_file)
+    if failed is not None:
+        return result("fail", how, why)
+    if how == "read":
+        return None
+    return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} parses "
+                  f"{extra_config[1:]!r} before it builds the {storage} backend (a file it cannot parse raises at "
+                  f"startup): {why}")  # fmt: skip
 
 
 def _any_backend_text(storage: str, text: str, generic: Any, sglang_version: str | None) -> CheckResult | None:
     """ifc62: the extra config given as text (not @FILE) for a backend with no storage_configs entry, on the releases
     of storage_configs.extra_config_file: the HiCache cache json.loads it and pops its prefetch keys before it builds
-    any backend, so text that is not JSON, or JSON that is no object, raises at startup. None for an object (what the
-    backend reads in it is not judged) or outside those releases."""
+    any backend, so text that is not JSON, or JSON the cache's parse raises on (cache_parse_problem: no object, a
+    prefetch value of another type), raises at startup. None where the parse takes it (what the backend reads in it is
+    not judged) or outside those releases."""
     import json
 
     if not isinstance(generic, Mapping) or _version_in(sglang_version, str(generic.get("versions") or "")) is not True:
@@ -1171,10 +1195,12 @@ def _any_backend_text(storage: str, text: str, generic: Any, sglang_version: str
     except ValueError:
         what, error = "is not JSON", "json.loads raises JSONDecodeError"
     else:
-        if isinstance(parsed, dict):
+        problem = cache_parse_problem(parsed)
+        if problem is None:
             return None
-        what, error = f"is {_json_kind(parsed)}, not a JSON object", f"its .pop(...) raises {_pop_error(parsed)}"
-    return CheckResult(STORAGE_CONFIG_CHECK, "fail", f"{flag} text that {what}", f"{flag} a JSON object (or @FILE)",
+        what, error = problem.split(":")[0], problem
+    return CheckResult(STORAGE_CONFIG_CHECK, "fail", f"{flag} text that {what}" if what == "is not JSON" else
+                       f"{flag} text: {what}", f"{flag} a JSON object (or @FILE)",
                        f"{subject}: SGLang {sglang_version} parses {flag} as JSON and pops its prefetch keys before "
                        f"it builds the {storage} backend; the text {what}: {error} at startup. Give a JSON object",
                        generic.get("source"), subject)  # fmt: skip
@@ -1262,16 +1288,16 @@ def check_storage_config(
     file_range = str(entry.get("extra_config_file_versions") or "")
     if at_file and keys and file_range and _version_in(sglang_version, file_range) is True:
         # (igap56) `@PATH`: the release opens PATH (from the server's working directory) and loads it by its
-        # extension; a file it cannot open or parse, or an extension it does not take, raises at startup
-        how, got, path, ext = _read_at_file(str(extra_config), None, sglang_version, read_config_file)
-        if how == "fail":
-            return result("fail", *got)
-        if how != "read" or ext != ".json" or not isinstance(got, dict):
-            why = got if how == "unread" else (f"a {ext} file is not read here" if ext != ".json" else
-                                               "its JSON is no object")  # fmt: skip
-            return result("unknown", f"--hicache-storage-backend-extra-config {extra_config!r} not read", f"SGLang "
-                          f"{sglang_version} reads the store's extra config from {path!r}: {why}, so whether it names "
-                          "the store is not known")  # fmt: skip
+        # extension; a file it cannot open or parse, or an extension it does not take, raises at startup (one reading
+        # with any backend's: read_extra_file)
+        flag = "--hicache-storage-backend-extra-config"
+        failed, how, why, got = read_extra_file(str(extra_config), storage, sglang_version, read_config_file)
+        if failed is not None:
+            return result("fail", how, why)
+        if how != "read" or not isinstance(got, dict):
+            return result("unknown", f"{flag} {extra_config!r} not read", f"SGLang {sglang_version} reads the store's "
+                          f"extra config from {str(extra_config)[1:]!r}: {why}, so whether it names the store is not "
+                          "known")  # fmt: skip
         extra_config = _as_json(got)
     if extra_config and keys:  # (an empty text is no extra config: the release parses only a non-empty one)
         import json

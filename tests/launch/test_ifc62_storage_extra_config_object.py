@@ -44,4 +44,4 @@ def test_objects_and_other_releases_are_as_before(data: Any) -> None:
     assert _status('{"a": 1}', None, data) is None
     assert _status("[1]", None, data, "0.5.8") is None  # (before 0.5.9: not read)
     assert _status("[1]", None, data, offload=True) is None  # (a PD decode offload: not this parse)
-    assert _status("@/cfg/x.json", [1], data, backend="mooncake") == "unknown"  # (its own entry: as before)
+    assert _status("@/cfg/x.json", [1], data, backend="mooncake") == "fail"  # (its own entry: irev78's one reading)

@@ -71,7 +71,8 @@ def test_other_forms(data: Any) -> None:
     status = {text: getattr(check_storage_config("mooncake", text, {}, data, "0.5.23", read), "status", None)
               for text in ("@s.toml", "@s.yml", "@s.yaml", "@x.json", "@l.json", "@store.ini", "@store")}  # fmt: skip
     assert status == {"@s.toml": "unknown", "@s.yml": "unknown", "@s.yaml": "fail", "@x.json": "unknown",
-                      "@l.json": "unknown", "@store.ini": "fail", "@store": "fail"}  # fmt: skip
+                      "@l.json": "fail", "@store.ini": "fail", "@store": "fail"}  # fmt: skip
+    # (irev78: a JSON array fails, the cache's `.pop` on it raises: package_checks.cache_parse_problem)
     # (0.5.7 / 0.5.8: no @ form read; a PD decode offload path: json.loads of the text; both unknown as before)
     good = _reader({"store.json": ("read", STORE)})
     assert (

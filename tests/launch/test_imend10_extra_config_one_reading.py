@@ -1,6 +1,7 @@
 """imend10: the extra config's @FILE was read twice in two ways, by Mooncake's storage_configs entry and by every other
-backend's (_any_backend_file, imend9); one reading (package_checks._read_at_file) serves both now. A hostile file (a
-FIFO, /dev/zero, a 100 MB file, a directory) gets the same one-line answer on both paths, through the live reader."""
+backend's (_any_backend_file, imend9); one reading serves both now (package_checks.read_extra_file: irev78's of the
+twins). A hostile file (a FIFO, /dev/zero, a 100 MB file, a directory) gets the same one-line answer on both paths,
+through the live reader."""
 
 from __future__ import annotations
 
@@ -53,12 +54,12 @@ def test_a_hostile_file_gets_one_answer_on_both_paths(kind: str, tmp_path: Path,
 def test_both_paths_read_the_file_through_one_reading(monkeypatch: pytest.MonkeyPatch, data: Any) -> None:
     calls: list[str | None] = []
 
-    def spy(extra_config: str, storage: str | None, release: str | None, read: Any) -> tuple[str, Any, str, str]:
+    def spy(extra_config: str, storage: str, release: str | None, read: Any) -> tuple[str | None, str, str, Any]:
         calls.append(storage)
-        return ("unread", "spied", extra_config[1:], ".json")
+        return (None, "unread", "spied", None)
 
-    monkeypatch.setattr(package_checks, "_read_at_file", spy)
+    monkeypatch.setattr(package_checks, "read_extra_file", spy)
     for backend in ("mooncake", "hf3fs"):
         got = check_storage_config(backend, "@/cfg/x.json", {}, data, "0.5.23", lambda p: ("read", {}))
         assert got is not None and got.status == "unknown" and "spied" in got.message, got
-    assert calls == [None, "hf3fs"]
+    assert calls == ["mooncake", "hf3fs"]
