@@ -251,6 +251,7 @@ class _Seen:
     root: str | None = None
     copies: str | None = None
     srun_env: list[tuple[str, int | None]] = field(default_factory=list)
+    srun_nodes: list[str] = field(default_factory=list)
     wrapped: Any = None
 
     def passed(self, i: int) -> None:
@@ -265,6 +266,9 @@ class _Seen:
             line = srun_line(argv, i)
             self.copies = self.copies or _srun_copies(line, env)
             self.srun_env += srun_env_gpus(line, env)  # (imend8: srun's GPU options from its environment)
+            nodes, single = _srun_nodes(line, env)
+            if not single and nodes is not None:  # (imend11: its environment's -N, for its line's --gpus share)
+                self.srun_nodes.append(nodes)
         if self.wrapped is None:
             self.wrapped = wrapper_at(argv, i, env)  # (igap54: ssh, docker exec, conda run, torchrun, ...)
             if self.wrapped is None:
@@ -278,6 +282,8 @@ class _Seen:
         _root_seen(trace, self.root)
         _copies_seen(trace, self.copies)
         _srun_env_seen(trace, self.srun_env)
+        if trace is not None and self.srun_nodes:
+            trace.setdefault("srun_env_nodes", []).extend(self.srun_nodes)
         _wrapped_seen(trace, self.wrapped, cleared)
         _unplaced_seen(trace, self.argv, target, self.env, self.mapping)
         _level(trace, level)
@@ -709,9 +715,9 @@ def _small_count(text: str, other: int | None) -> int | None:
     return int(text) if text.isdigit() and text.isascii() and len(text) <= 9 else other
 
 
-def srun_gpus(sruns: Sequence[SrunLine]) -> list[tuple[str, int | None]]:
+def srun_gpus(sruns: Sequence[SrunLine], env: Mapping[str, str] | None = None) -> list[tuple[str, int | None]]:
     """Each GPU option of the sruns (runners.srun_line) on the line before their command, with the count it gives
-    (_gpu_count)."""
+    (_gpu_count; -G / --gpus: _gpus_share, its -N read from the line or the sruns' environment `env`)."""
     out: list[tuple[str, int | None]] = []
     for line in sruns:
         for names, value in line.options:
@@ -721,15 +727,42 @@ def srun_gpus(sruns: Sequence[SrunLine]) -> list[tuple[str, int | None]]:
                     out.append((f"--{names[0]}={value}", got))
             elif len(names) == 1 and names[0] == "gpus-per-socket":  # (ifc59: the sockets a task spans not read)
                 out.append((f"--{names[0]}={value}", None))
-        counts = line.counts
-        gpus = counts.get("gpus")  # (--gpus / -G: the last one given)
+        gpus = line.counts.get("gpus")  # (--gpus / -G: the last one given)
         if gpus is not None:
-            # (ifc59: --gpus is the step's total over its nodes; with -N above 1 each node's share is not known)
-            nodes = counts.get("nodes")
-            low = None if nodes is None else _small_count(nodes.strip().split("-", 1)[0], -1)
-            share = _gpu_count("--gpus", gpus) if low is None or low == 1 else None
-            out.append((f"--gpus={gpus}" + ("" if low is None or low == 1 else f" over -N {nodes}"), share))
+            out.append(_gpus_share(f"--gpus={gpus}", gpus, line, env or {}))
     return out
+
+
+#: (imend11) srun's input variables of -N (Slurm src/srun/opt.c env_vars[]: SLURM_JOB_NUM_NODES is 'N' since
+#: 17.11.1, commit 46378a3fa7 "Have srun read in modern env var's instead of obsolete ones", which replaced
+#: SLURM_NNODES; master 284c3b95f0 :582), each also as NAME_PACK_GROUP_0 / NAME_HET_GROUP_0 (_opt_env :656-683).
+#: SLURM_NNODES, read by srun before 17.11.1 and still set in a job's environment, is read too (fail closed).
+_SRUN_NODES_ENV = ("SLURM_JOB_NUM_NODES", "SLURM_NNODES")
+
+
+def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, bool]:
+    """(the -N an srun runs its step on, as given: its line's -N / --nodes, else its environment's; whether it is
+    exactly one node: `1` or `1-1`). None and True where none is given (srun's step of one task takes one node; more
+    tasks are _srun_copies' and _srun_spread's); a value not read is not one node (fail closed)."""
+    raw = line.counts.get("nodes")
+    if raw is None:
+        given = [env[v] for var in _SRUN_NODES_ENV for v in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0")
+                 if v in env]  # fmt: skip
+        if not given:
+            return None, True
+        raw = next((v for v in given if v.strip() not in ("1", "1-1")), given[0])
+    parts = raw.strip().split("-", 1)
+    return raw, all(_small_count(part, -1) == 1 for part in parts)
+
+
+def _gpus_share(shown: str, value: str, line: SrunLine, env: Mapping[str, str]) -> tuple[str, int | None]:
+    """(the option as shown, the GPUs a task gets) of an srun's -G / --gpus VALUE, on its line or from SLURM_GPUS:
+    the step's total over its nodes (srun(1) -G; ifc59), so its count is a task's only on one node (_srun_nodes);
+    over more, or a -N not read, each node's share is not known (None: fail closed)."""
+    nodes, single = _srun_nodes(line, env)
+    if single:
+        return shown, _gpu_count("--gpus", value)
+    return f"{shown} over -N {nodes}", None
 
 
 #: (imend8) srun's input environment variables of the GPU options srun_gpus reads (Slurm src/srun/opt.c, master
@@ -768,10 +801,14 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int
             continue
         if option == "tres-per-task" and "gpus-per-task" in on_line:
             continue  # (slurm_opt.c _set_tres_per_task_from_sibling_opt_internal: the line's --gpus-per-task wins)
+        shown = f"--{option}={value} (from {name} in its environment)"
+        if option == "gpus":  # (imend11: the step's total, as the line's --gpus: each node's share)
+            out.append(_gpus_share(shown, value, line, env))
+            continue
         got = _gpu_count(f"--{option}", value)
         if option in ("gres", "tres-per-task") and got == 0:
             continue
-        out.append((f"--{option}={value} (from {name} in its environment)", got))
+        out.append((shown, got))
     return out
 
 
@@ -2533,7 +2570,10 @@ def derive(
     from stackcheck.launch.runners import srun_line
 
     sruns = [srun_line(path, i) for i, w in enumerate(path) if os.path.basename(w) == "srun"]  # (read once: imend10)
-    gpus_given = srun_gpus(sruns)
+    nodes_env = dict(cmd_env)  # (imend11: a -N srun took from its own environment, for its --gpus share, fail closed)
+    for nodes in trace.get("srun_env_nodes", [])[:1]:
+        nodes_env["SLURM_JOB_NUM_NODES"] = nodes
+    gpus_given = srun_gpus(sruns, nodes_env)
     gpus_given += trace.get("srun_env_gpus", [])  # (imend8: where the line gives none, srun's environment)
     if gpus_given:  # (ifc56: srun's GPU options against what the launch asks for)
         tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)
