@@ -689,8 +689,10 @@ SRUN_GPUS_SOURCE = [
 def _gpu_count(option: str, value: str | None) -> int | None:
     """The GPU count an srun GPU option's value gives (None: not read). --gres: its gpu entry, `gpu` alone or with a
     type only is 1; the others `[type:]number`."""
-    if value is None:
+    if value is None or option == "--gpus-per-socket":  # (ifc59: the sockets a task spans not read)
         return None
+    if option == "--gres" and value.strip() == "none":
+        return 0  # (imend11: srun(1) --gres: "--gres=none", the step gets no GPUs)
     if option == "--tres-per-task":  # (imend8: "trestype[/tresname]=count", srun(1); its gres/gpu entry)
         tres = [e for e in value.split(",") if e.split("=", 1)[0].split(":", 1)[0] == "gres/gpu"]
         if not tres:
@@ -715,18 +717,59 @@ def _small_count(text: str, other: int | None) -> int | None:
     return int(text) if text.isdigit() and text.isascii() and len(text) <= 9 else other
 
 
+def _no_gpu_asked(option: str, value: str | None) -> bool:
+    """Whether an srun --gres / --tres-per-task value names no GPU at all (`--gres=nic:1`: the step's GPUs are the
+    job's, as without it), as against one asking for none (srun(1) --gres's note: a zero count, `--gres=gpu:0`, or
+    `--gres=none` gives the step no GRES: count 0)."""
+    if value is None or option not in ("gres", "tres-per-task") or value.strip() == "none":
+        return False
+    if option == "gres":
+        return not any(e.split(":", 1)[0] in ("gpu", "gres/gpu") for e in value.split(","))
+    return not any(e.split("=", 1)[0].split(":", 1)[0] == "gres/gpu" for e in value.split(","))
+
+
+#: (imend11) srun options that bind each task to some of its step's GPUs, with the input variable of each (Slurm
+#: src/srun/opt.c env_vars[], master 284c3b95f0: :573 SLURM_GPU_BIND (from 18.08), :601 SLURM_NTASKS_PER_GPU (from
+#: 20.11), :602 SLURM_NTASKS_PER_TRES, :630 SLURM_TRES_BIND (from 23.11)). srun(1): --gpu-bind is --tres-bind's
+#: gres/gpu form (closest, single:N, map_gpu, mask_gpu, per_task:N, ...), and --ntasks-per-gpu sets a gres/gpu
+#: single binding of its own: a task then sees the GPUs its binding picks, a count the gate does not derive (by
+#: socket, by map), so the launch is unknown naming the option; `none` (with or without `verbose,`) binds nothing.
+#: (--gpus-per-task / --tres-per-task's implicit per_task binding is their own count.)
+SRUN_GPU_BINDS = (
+    ("gpu-bind", "SLURM_GPU_BIND"),
+    ("tres-bind", "SLURM_TRES_BIND"),
+    ("ntasks-per-gpu", "SLURM_NTASKS_PER_GPU"),
+    ("ntasks-per-tres", "SLURM_NTASKS_PER_TRES"),
+)
+
+
+def _binds(option: str, value: str) -> bool:
+    """Whether an SRUN_GPU_BINDS option's value binds a task to some of the step's GPUs (fail closed: a value not
+    read binds)."""
+    if option == "gpu-bind":
+        kinds = [k.strip() for k in value.split(",") if k.strip() != "verbose"]
+        return kinds != ["none"]
+    if option == "tres-bind":
+        gpu = [e for e in value.split("+") if e.startswith(("gres/gpu", "gpu"))]
+        if not gpu:
+            return False  # (another TRES bound: the GPUs not)
+        return any(_binds("gpu-bind", e.split(":", 1)[1] if ":" in e else "") for e in gpu)
+    return True
+
+
 def srun_gpus(sruns: Sequence[SrunLine], env: Mapping[str, str] | None = None) -> list[tuple[str, int | None]]:
     """Each GPU option of the sruns (runners.srun_line) on the line before their command, with the count it gives
     (_gpu_count; -G / --gpus: _gpus_share, its -N read from the line or the sruns' environment `env`)."""
     out: list[tuple[str, int | None]] = []
     for line in sruns:
         for names, value in line.options:
-            if len(names) == 1 and names[0] in ("gpus-per-task", "gpus-per-node", "gres", "tres-per-task"):
+            if len(names) == 1 and names[0] in _GPU_OPTIONS:
                 got = _gpu_count(f"--{names[0]}", value)  # (--tres-per-task gres/gpu:N, a form not read: None)
-                if not (names[0] in ("gres", "tres-per-task") and got == 0):
+                if not _no_gpu_asked(names[0], value):
                     out.append((f"--{names[0]}={value}", got))
-            elif len(names) == 1 and names[0] == "gpus-per-socket":  # (ifc59: the sockets a task spans not read)
-                out.append((f"--{names[0]}={value}", None))
+            elif len(names) == 1 and value is not None and any(names[0] == o for o, _ in SRUN_GPU_BINDS):
+                if _binds(names[0], value):  # (imend11: a task bound to some of the step's GPUs)
+                    out.append((f"--{names[0]}={value}", None))
         gpus = line.counts.get("gpus")  # (--gpus / -G: the last one given)
         if gpus is not None:
             out.append(_gpus_share(f"--gpus={gpus}", gpus, line, env or {}))
@@ -735,7 +778,7 @@ def srun_gpus(sruns: Sequence[SrunLine], env: Mapping[str, str] | None = None) -
 
 #: (imend11) srun's input variables of -N (Slurm src/srun/opt.c env_vars[]: SLURM_JOB_NUM_NODES is 'N' since
 #: 17.11.1, commit 46378a3fa7 "Have srun read in modern env var's instead of obsolete ones", which replaced
-#: SLURM_NNODES; master 284c3b95f0 :582), each also as NAME_PACK_GROUP_0 / NAME_HET_GROUP_0 (_opt_env :656-683).
+#: SLURM_NNODES; master 284c3b95f0 :584), each also as NAME_PACK_GROUP_0 / NAME_HET_GROUP_0 (_opt_env :656-683).
 #: SLURM_NNODES, read by srun before 17.11.1 and still set in a job's environment, is read too (fail closed).
 _SRUN_NODES_ENV = ("SLURM_JOB_NUM_NODES", "SLURM_NNODES")
 
@@ -776,10 +819,18 @@ def _gpus_share(shown: str, value: str, line: SrunLine, env: Mapping[str, str]) 
 SRUN_GPU_ENV = (
     ("SLURM_GPUS", "gpus"),
     ("SLURM_GPUS_PER_NODE", "gpus-per-node"),
+    ("SLURM_GPUS_PER_SOCKET", "gpus-per-socket"),  # (imend11: opt.c :576; not read before, a count not derived)
     ("SLURM_GPUS_PER_TASK", "gpus-per-task"),
     ("SLURM_GRES", "gres"),
     ("SLURM_TRES_PER_TASK", "tres-per-task"),
 )
+_GPU_OPTIONS = ("gpus-per-task", "gpus-per-node", "gpus-per-socket", "gres", "tres-per-task")
+#: (imend11) srun's --exclusive and its input variable (opt.c env_vars[] :568 SLURM_EXCLUSIVE). srun(1): an srun that
+#: starts a job with --exclusive gets whole nodes and gives its step only what the step asks for (--exact); a step
+#: gets the job's GRES by default, but not those an exclusive job holds without asking (--gres's note). With no GPU
+#: option the server's step may get none (inside a running job it is --exact, whose GPUs the gate cannot tell from a
+#: new job's): unknown (fail closed). `=allocation` gives each step the whole allocation.
+_EXCLUSIVE_ENV = "SLURM_EXCLUSIVE"
 
 
 def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int | None]]:
@@ -805,11 +856,42 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int
         if option == "gpus":  # (imend11: the step's total, as the line's --gpus: each node's share)
             out.append(_gpus_share(shown, value, line, env))
             continue
-        got = _gpu_count(f"--{option}", value)
-        if option in ("gres", "tres-per-task") and got == 0:
-            continue
-        out.append((shown, got))
+        if _no_gpu_asked(option, value):
+            continue  # (a --gres / --tres-per-task of no GPU; `none` or a zero count asks for none: count 0)
+        out.append((shown, _gpu_count(f"--{option}", value)))
+    if "gres" not in on_line and not any(s.startswith("--gres=") for s, _ in out) and "SLURM_STEP_GRES" in env:
+        value = env["SLURM_STEP_GRES"]  # (imend11: src/srun/launch.c :830-833, the step's --gres where none is given)
+        if not _no_gpu_asked("gres", value):
+            out.append((f"--gres={value} (from SLURM_STEP_GRES in its environment)", _gpu_count("--gres", value)))
+    for option, var in SRUN_GPU_BINDS:  # (imend11: a task bound to some of the step's GPUs)
+        value, name = _env_option(env, var)
+        if value is not None and option not in on_line and _binds(option, value):
+            out.append((f"--{option}={value} (from {name} in its environment)", None))
+    exclusive = next((v if v is not None else "" for names, v in line.options if names == ("exclusive",)), None)
+    name = "--exclusive (from its command line"
+    if exclusive is None:
+        exclusive, var = _env_option(env, _EXCLUSIVE_ENV)
+        name = f"--exclusive (from {var} in its environment"
+    asked = (
+        bool(out)
+        or "gpus" in line.counts
+        or any(
+            len(names) == 1 and names[0] in _GPU_OPTIONS and not _no_gpu_asked(names[0], v) for names, v in line.options
+        )
+    )
+    if exclusive is not None and exclusive.strip() != "allocation" and not asked:
+        out.append((f"{name}, with no GPU option: an exclusive job's GPUs are its steps' only where asked)", None))
     return out
+
+
+def _env_option(env: Mapping[str, str], var: str) -> tuple[str | None, str]:
+    """(the value srun takes for its input variable `var` from `env`, the variable it comes from): opt.c _opt_env
+    reads VAR, then VAR_PACK_GROUP_0 and VAR_HET_GROUP_0, the later one winning."""
+    name, value = var, env.get(var)
+    for group in (f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
+        if group in env:
+            name, value = group, env[group]
+    return value, name
 
 
 def _srun_env_seen(trace: dict[str, Any] | None, found: list[tuple[str, int | None]]) -> None:
