@@ -623,8 +623,6 @@ def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
     no --ntasks-per-node above 1. A count that is no whole number is taken as more than one (fail closed)."""
     got = line.counts
     ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
-    nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
-    per_node_raw = got.get("ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE")
 
     def count(raw: str | None, low: bool) -> int | None:
         if raw is None:
@@ -633,6 +631,12 @@ def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
         if low:  # (-N MIN[-MAX]: the fewest nodes srun may take)
             text = text.split("-", 1)[0]
         return _small_count(text, -1)
+
+    nodes_raw = got.get("nodes")
+    if nodes_raw is None:  # (imend11: SLURM_JOB_NUM_NODES, srun's -N from 17.11.1, SLURM_NNODES before: the fewest)
+        given = [v for v in (_env_option(env, var)[0] for var in _SRUN_NODES_ENV) if v is not None]
+        nodes_raw = min(given, key=lambda v: count(v, True) or 0) if given else None
+    per_node_raw = got.get("ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE")
 
     ntasks, nodes, per_node = count(ntasks_raw, False), count(nodes_raw, True), count(per_node_raw, False)
     if per_node is not None and per_node != 1:
@@ -953,12 +957,10 @@ def _srun_spread(sruns: Sequence[SrunLine], env: Mapping[str, str]) -> str | Non
     nodes), None where every srun runs it on one node (a count not read: taken as several, fail closed)."""
     for line in sruns:
         got = line.counts
-        nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
         ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
-        if nodes_raw is not None:
-            low = _small_count(nodes_raw.strip().split("-", 1)[0], -1)
-            if low is None or low < 0 or low > 1:
-                return f"-N {nodes_raw}"
+        nodes_raw, single = _srun_nodes(line, env)  # (imend11: SLURM_JOB_NUM_NODES too, a range 1-2 as more than one)
+        if not single:
+            return f"-N {nodes_raw}"
         if ntasks_raw is not None:
             tasks = _small_count(ntasks_raw.strip(), -1)
             if tasks is None or tasks < 0 or tasks > 1:
