@@ -251,6 +251,7 @@ class _Seen:
     root: str | None = None
     copies: str | None = None
     srun_env: list[tuple[str, int | None]] = field(default_factory=list)
+    srun_nodes: list[str] = field(default_factory=list)
     wrapped: Any = None
 
     def passed(self, i: int) -> None:
@@ -265,6 +266,9 @@ class _Seen:
             line = srun_line(argv, i)
             self.copies = self.copies or _srun_copies(line, env)
             self.srun_env += srun_env_gpus(line, env)  # (imend8: srun's GPU options from its environment)
+            nodes, single = _srun_nodes(line, env)
+            if not single and nodes is not None:  # (imend11: its environment's -N, for its line's --gpus share)
+                self.srun_nodes.append(nodes)
         if self.wrapped is None:
             self.wrapped = wrapper_at(argv, i, env)  # (igap54: ssh, docker exec, conda run, torchrun, ...)
             if self.wrapped is None:
@@ -278,6 +282,8 @@ class _Seen:
         _root_seen(trace, self.root)
         _copies_seen(trace, self.copies)
         _srun_env_seen(trace, self.srun_env)
+        if trace is not None and self.srun_nodes:
+            trace.setdefault("srun_env_nodes", []).extend(self.srun_nodes)
         _wrapped_seen(trace, self.wrapped, cleared)
         _unplaced_seen(trace, self.argv, target, self.env, self.mapping)
         _level(trace, level)
@@ -620,8 +626,6 @@ def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
     no --ntasks-per-node above 1. A count that is no whole number is taken as more than one (fail closed)."""
     got = line.counts
     ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
-    nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
-    per_node_raw = got.get("ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE")
 
     def count(raw: str | None, low: bool) -> int | None:
         if raw is None:
@@ -630,6 +634,12 @@ def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
         if low:  # (-N MIN[-MAX]: the fewest nodes srun may take)
             text = text.split("-", 1)[0]
         return _small_count(text, -1)
+
+    nodes_raw = got.get("nodes")
+    if nodes_raw is None:  # (imend11: SLURM_JOB_NUM_NODES, srun's -N from 17.11.1, SLURM_NNODES before: the fewest)
+        given = [v for v in (_env_option(env, var)[0] for var in _SRUN_NODES_ENV) if v is not None]
+        nodes_raw = min(given, key=lambda v: count(v, True) or 0) if given else None
+    per_node_raw = got.get("ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE")
 
     ntasks, nodes, per_node = count(ntasks_raw, False), count(nodes_raw, True), count(per_node_raw, False)
     if per_node is not None and per_node != 1:
@@ -686,8 +696,10 @@ SRUN_GPUS_SOURCE = [
 def _gpu_count(option: str, value: str | None) -> int | None:
     """The GPU count an srun GPU option's value gives (None: not read). --gres: its gpu entry, `gpu` alone or with a
     type only is 1; the others `[type:]number`."""
-    if value is None:
+    if value is None or option == "--gpus-per-socket":  # (ifc59: the sockets a task spans not read)
         return None
+    if option == "--gres" and value.strip() == "none":
+        return 0  # (imend11: srun(1) --gres: "--gres=none", the step gets no GPUs)
     if option == "--tres-per-task":  # (imend8: "trestype[/tresname]=count", srun(1); its gres/gpu entry)
         tres = [e for e in value.split(",") if e.split("=", 1)[0].split(":", 1)[0] == "gres/gpu"]
         if not tres:
@@ -712,27 +724,95 @@ def _small_count(text: str, other: int | None) -> int | None:
     return int(text) if text.isdigit() and text.isascii() and len(text) <= 9 else other
 
 
-def srun_gpus(sruns: Sequence[SrunLine]) -> list[tuple[str, int | None]]:
+def _no_gpu_asked(option: str, value: str | None) -> bool:
+    """Whether an srun --gres / --tres-per-task value names no GPU at all (`--gres=nic:1`: the step's GPUs are the
+    job's, as without it), as against one asking for none (srun(1) --gres's note: a zero count, `--gres=gpu:0`, or
+    `--gres=none` gives the step no GRES: count 0)."""
+    if value is None or option not in ("gres", "tres-per-task") or value.strip() == "none":
+        return False
+    if option == "gres":
+        return not any(e.split(":", 1)[0] in ("gpu", "gres/gpu") for e in value.split(","))
+    return not any(e.split("=", 1)[0].split(":", 1)[0] == "gres/gpu" for e in value.split(","))
+
+
+#: (imend11) srun options that bind each task to some of its step's GPUs, with the input variable of each (Slurm
+#: src/srun/opt.c env_vars[], master 284c3b95f0: :573 SLURM_GPU_BIND (from 18.08), :601 SLURM_NTASKS_PER_GPU (from
+#: 20.11), :602 SLURM_NTASKS_PER_TRES, :630 SLURM_TRES_BIND (from 23.11)). srun(1): --gpu-bind is --tres-bind's
+#: gres/gpu form (closest, single:N, map_gpu, mask_gpu, per_task:N, ...), and --ntasks-per-gpu sets a gres/gpu
+#: single binding of its own: a task then sees the GPUs its binding picks, a count the gate does not derive (by
+#: socket, by map), so the launch is unknown naming the option; `none` (with or without `verbose,`) binds nothing.
+#: (--gpus-per-task / --tres-per-task's implicit per_task binding is their own count.)
+SRUN_GPU_BINDS = (
+    ("gpu-bind", "SLURM_GPU_BIND"),
+    ("tres-bind", "SLURM_TRES_BIND"),
+    ("ntasks-per-gpu", "SLURM_NTASKS_PER_GPU"),
+    ("ntasks-per-tres", "SLURM_NTASKS_PER_TRES"),
+)
+
+
+def _binds(option: str, value: str) -> bool:
+    """Whether an SRUN_GPU_BINDS option's value binds a task to some of the step's GPUs (fail closed: a value not
+    read binds)."""
+    if option == "gpu-bind":
+        kinds = [k.strip() for k in value.split(",") if k.strip() != "verbose"]
+        return kinds != ["none"]
+    if option == "tres-bind":
+        gpu = [e for e in value.split("+") if e.startswith(("gres/gpu", "gpu"))]
+        if not gpu:
+            return False  # (another TRES bound: the GPUs not)
+        return any(_binds("gpu-bind", e.split(":", 1)[1] if ":" in e else "") for e in gpu)
+    return True
+
+
+def srun_gpus(sruns: Sequence[SrunLine], env: Mapping[str, str] | None = None) -> list[tuple[str, int | None]]:
     """Each GPU option of the sruns (runners.srun_line) on the line before their command, with the count it gives
-    (_gpu_count)."""
+    (_gpu_count; -G / --gpus: _gpus_share, its -N read from the line or the sruns' environment `env`)."""
     out: list[tuple[str, int | None]] = []
     for line in sruns:
         for names, value in line.options:
-            if len(names) == 1 and names[0] in ("gpus-per-task", "gpus-per-node", "gres", "tres-per-task"):
+            if len(names) == 1 and names[0] in _GPU_OPTIONS:
                 got = _gpu_count(f"--{names[0]}", value)  # (--tres-per-task gres/gpu:N, a form not read: None)
-                if not (names[0] in ("gres", "tres-per-task") and got == 0):
+                if not _no_gpu_asked(names[0], value):
                     out.append((f"--{names[0]}={value}", got))
-            elif len(names) == 1 and names[0] == "gpus-per-socket":  # (ifc59: the sockets a task spans not read)
-                out.append((f"--{names[0]}={value}", None))
-        counts = line.counts
-        gpus = counts.get("gpus")  # (--gpus / -G: the last one given)
+            elif len(names) == 1 and value is not None and any(names[0] == o for o, _ in SRUN_GPU_BINDS):
+                if _binds(names[0], value):  # (imend11: a task bound to some of the step's GPUs)
+                    out.append((f"--{names[0]}={value}", None))
+        gpus = line.counts.get("gpus")  # (--gpus / -G: the last one given)
         if gpus is not None:
-            # (ifc59: --gpus is the step's total over its nodes; with -N above 1 each node's share is not known)
-            nodes = counts.get("nodes")
-            low = None if nodes is None else _small_count(nodes.strip().split("-", 1)[0], -1)
-            share = _gpu_count("--gpus", gpus) if low is None or low == 1 else None
-            out.append((f"--gpus={gpus}" + ("" if low is None or low == 1 else f" over -N {nodes}"), share))
+            out.append(_gpus_share(f"--gpus={gpus}", gpus, line, env or {}))
     return out
+
+
+#: (imend11) srun's input variables of -N (Slurm src/srun/opt.c env_vars[]: SLURM_JOB_NUM_NODES is 'N' since
+#: 17.11.1, commit 46378a3fa7 "Have srun read in modern env var's instead of obsolete ones", which replaced
+#: SLURM_NNODES; master 284c3b95f0 :584), each also as NAME_PACK_GROUP_0 / NAME_HET_GROUP_0 (_opt_env :656-683).
+#: SLURM_NNODES, read by srun before 17.11.1 and still set in a job's environment, is read too (fail closed).
+_SRUN_NODES_ENV = ("SLURM_JOB_NUM_NODES", "SLURM_NNODES")
+
+
+def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, bool]:
+    """(the -N an srun runs its step on, as given: its line's -N / --nodes, else its environment's; whether it is
+    exactly one node: `1` or `1-1`). None and True where none is given (srun's step of one task takes one node; more
+    tasks are _srun_copies' and _srun_spread's); a value not read is not one node (fail closed)."""
+    raw = line.counts.get("nodes")
+    if raw is None:
+        given = [env[v] for var in _SRUN_NODES_ENV for v in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0")
+                 if v in env]  # fmt: skip
+        if not given:
+            return None, True
+        raw = next((v for v in given if v.strip() not in ("1", "1-1")), given[0])
+    parts = raw.strip().split("-", 1)
+    return raw, all(_small_count(part, -1) == 1 for part in parts)
+
+
+def _gpus_share(shown: str, value: str, line: SrunLine, env: Mapping[str, str]) -> tuple[str, int | None]:
+    """(the option as shown, the GPUs a task gets) of an srun's -G / --gpus VALUE, on its line or from SLURM_GPUS:
+    the step's total over its nodes (srun(1) -G; ifc59), so its count is a task's only on one node (_srun_nodes);
+    over more, or a -N not read, each node's share is not known (None: fail closed)."""
+    nodes, single = _srun_nodes(line, env)
+    if single:
+        return shown, _gpu_count("--gpus", value)
+    return f"{shown} over -N {nodes}", None
 
 
 #: (imend8) srun's input environment variables of the GPU options srun_gpus reads (Slurm src/srun/opt.c, master
@@ -746,10 +826,18 @@ def srun_gpus(sruns: Sequence[SrunLine]) -> list[tuple[str, int | None]]:
 SRUN_GPU_ENV = (
     ("SLURM_GPUS", "gpus"),
     ("SLURM_GPUS_PER_NODE", "gpus-per-node"),
+    ("SLURM_GPUS_PER_SOCKET", "gpus-per-socket"),  # (imend11: opt.c :576; not read before, a count not derived)
     ("SLURM_GPUS_PER_TASK", "gpus-per-task"),
     ("SLURM_GRES", "gres"),
     ("SLURM_TRES_PER_TASK", "tres-per-task"),
 )
+_GPU_OPTIONS = ("gpus-per-task", "gpus-per-node", "gpus-per-socket", "gres", "tres-per-task")
+#: (imend11) srun's --exclusive and its input variable (opt.c env_vars[] :568 SLURM_EXCLUSIVE). srun(1): an srun that
+#: starts a job with --exclusive gets whole nodes and gives its step only what the step asks for (--exact); a step
+#: gets the job's GRES by default, but not those an exclusive job holds without asking (--gres's note). With no GPU
+#: option the server's step may get none (inside a running job it is --exact, whose GPUs the gate cannot tell from a
+#: new job's): unknown (fail closed). `=allocation` gives each step the whole allocation.
+_EXCLUSIVE_ENV = "SLURM_EXCLUSIVE"
 
 
 def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int | None]]:
@@ -771,11 +859,46 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int
             continue
         if option == "tres-per-task" and "gpus-per-task" in on_line:
             continue  # (slurm_opt.c _set_tres_per_task_from_sibling_opt_internal: the line's --gpus-per-task wins)
-        got = _gpu_count(f"--{option}", value)
-        if option in ("gres", "tres-per-task") and got == 0:
+        shown = f"--{option}={value} (from {name} in its environment)"
+        if option == "gpus":  # (imend11: the step's total, as the line's --gpus: each node's share)
+            out.append(_gpus_share(shown, value, line, env))
             continue
-        out.append((f"--{option}={value} (from {name} in its environment)", got))
+        if _no_gpu_asked(option, value):
+            continue  # (a --gres / --tres-per-task of no GPU; `none` or a zero count asks for none: count 0)
+        out.append((shown, _gpu_count(f"--{option}", value)))
+    if "gres" not in on_line and not any(s.startswith("--gres=") for s, _ in out) and "SLURM_STEP_GRES" in env:
+        value = env["SLURM_STEP_GRES"]  # (imend11: src/srun/launch.c :830-833, the step's --gres where none is given)
+        if not _no_gpu_asked("gres", value):
+            out.append((f"--gres={value} (from SLURM_STEP_GRES in its environment)", _gpu_count("--gres", value)))
+    for option, var in SRUN_GPU_BINDS:  # (imend11: a task bound to some of the step's GPUs)
+        value, name = _env_option(env, var)
+        if value is not None and option not in on_line and _binds(option, value):
+            out.append((f"--{option}={value} (from {name} in its environment)", None))
+    exclusive = next((v if v is not None else "" for names, v in line.options if names == ("exclusive",)), None)
+    name = "--exclusive (from its command line"
+    if exclusive is None:
+        exclusive, var = _env_option(env, _EXCLUSIVE_ENV)
+        name = f"--exclusive (from {var} in its environment"
+    asked = (
+        bool(out)
+        or "gpus" in line.counts
+        or any(
+            len(names) == 1 and names[0] in _GPU_OPTIONS and not _no_gpu_asked(names[0], v) for names, v in line.options
+        )
+    )
+    if exclusive is not None and exclusive.strip() != "allocation" and not asked:
+        out.append((f"{name}, with no GPU option: an exclusive job's GPUs are its steps' only where asked)", None))
     return out
+
+
+def _env_option(env: Mapping[str, str], var: str) -> tuple[str | None, str]:
+    """(the value srun takes for its input variable `var` from `env`, the variable it comes from): opt.c _opt_env
+    reads VAR, then VAR_PACK_GROUP_0 and VAR_HET_GROUP_0, the later one winning."""
+    name, value = var, env.get(var)
+    for group in (f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
+        if group in env:
+            name, value = group, env[group]
+    return value, name
 
 
 def _srun_env_seen(trace: dict[str, Any] | None, found: list[tuple[str, int | None]]) -> None:
@@ -837,12 +960,10 @@ def _srun_spread(sruns: Sequence[SrunLine], env: Mapping[str, str]) -> str | Non
     nodes), None where every srun runs it on one node (a count not read: taken as several, fail closed)."""
     for line in sruns:
         got = line.counts
-        nodes_raw = got.get("nodes") or env.get("SLURM_NNODES")
         ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
-        if nodes_raw is not None:
-            low = _small_count(nodes_raw.strip().split("-", 1)[0], -1)
-            if low is None or low < 0 or low > 1:
-                return f"-N {nodes_raw}"
+        nodes_raw, single = _srun_nodes(line, env)  # (imend11: SLURM_JOB_NUM_NODES too, a range 1-2 as more than one)
+        if not single:
+            return f"-N {nodes_raw}"
         if ntasks_raw is not None:
             tasks = _small_count(ntasks_raw.strip(), -1)
             if tasks is None or tasks < 0 or tasks > 1:
@@ -2691,7 +2812,10 @@ def derive(
     from stackcheck.launch.runners import srun_line
 
     sruns = [srun_line(path, i) for i, w in enumerate(path) if os.path.basename(w) == "srun"]  # (read once: imend10)
-    gpus_given = srun_gpus(sruns)
+    nodes_env = dict(cmd_env)  # (imend11: a -N srun took from its own environment, for its --gpus share, fail closed)
+    for nodes in trace.get("srun_env_nodes", [])[:1]:
+        nodes_env["SLURM_JOB_NUM_NODES"] = nodes
+    gpus_given = srun_gpus(sruns, nodes_env)
     gpus_given += trace.get("srun_env_gpus", [])  # (imend8: where the line gives none, srun's environment)
     if gpus_given:  # (ifc56: srun's GPU options against what the launch asks for)
         tp, pp = d.launch.get("tp"), d.launch.get("pp", 1)

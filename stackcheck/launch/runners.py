@@ -212,6 +212,16 @@ SRUN_LONG_OPTIONAL = _names(  # (a value only as --name=value)
 )
 
 
+#: (imend11) srun's short options by has_arg, as slurm_option_table_create (src/common/slurm_opt.c, master 284c3b95f0
+#: :4599-4660) builds getopt_long's string from common_options (:4423): each entry with `set_func` or `set_func_srun`
+#: and a letter, `:` for required_argument, `::` for optional_argument (srun: "?A:b:D:M:C:S:c:d:Xm:e:x:B:G:hHI::i:J:
+#: K::lL:T:Zk::F:w:N:n:o:Osp:Eq:Qr:t:uvVW:"). A required one takes the rest of its cluster, else the next word
+#: whatever it is (`-J --overlap`: the job's name); an optional one takes the rest of its cluster only (`-kN2`:
+#: --no-kill's value `N2`, no -N), never the next word.
+SRUN_SHORT_VALUE = "ABbCcDdeFGiJLMmNnopqrSTtWwx"
+SRUN_SHORT_OPTIONAL = "IKk"
+
+
 class Reading(NamedTuple):
     """Where the command of the runner at argv[at] stands (None: it runs none, or where is not known)."""
 
@@ -263,9 +273,11 @@ _SRUN_COUNTED = {"ntasks": "ntasks", "nodes": "nodes", "ntasks-per-node": "ntask
 
 def srun_line(argv: Sequence[str], at: int) -> SrunLine:
     """srun's (argv[at]) options in one walk (walk_options) of the words before its command, or of every later word
-    where read_runner does not place it (fail closed), each value skipped as getopt skips it (irobust7: `srun -n 4 -J
-    -n1`, -n1 the job's name; `-vn2`), a non-option word passed over. `options` lists every `--name[=value]` word up to
-    a `--`, a value's too (as srun_options always read them: `-J --export=NONE` is an --export, fail closed)."""
+    where read_runner does not place it (fail closed), each value taken as getopt_long takes it by the option's
+    has_arg (irobust7: `srun -n 4 -J -n1`, -n1 the job's name; `-vn2`; imend11: SRUN_SHORT_VALUE /
+    SRUN_SHORT_OPTIONAL, SRUN_LONG_VALUE / SRUN_LONG_OPTIONAL), a non-option word passed over. `options` lists every
+    `--name[=value]` word that is an option up to a `--`; a word another option takes as its value is none (imend11:
+    `-J --overlap` is a job's name, no --overlap; they were listed before)."""
     reading = read_runner(argv, at)
     words = argv[at : len(argv) if reading.command is None else reading.command]  # (srun at 0)
     takes = SRUN_LONG_VALUE | RUNNERS["srun"].long_value
@@ -288,8 +300,6 @@ def srun_line(argv: Sequence[str], at: int) -> SrunLine:
         value = inline if inline is not None else (words[i + 1] if i + 1 < len(words) else "?") if takes_next else None
         if key is not None:
             counts[key] = value if value is not None else "?"
-        if inline is None and takes_next and i + 1 < len(words):
-            listed(i + 1)  # (a value word srun_options reads too)
         return 1 if inline is not None or not takes_next else 2
 
     def long_option(i: int, word: str) -> int:
@@ -300,7 +310,9 @@ def srun_line(argv: Sequence[str], at: int) -> SrunLine:
         return value_of(i, key, inline, inline is None and len(names) == 1 and names[0] in takes)
 
     def short_option(i: int, word: str, j: int) -> int:
-        if word[j] not in RUNNERS["srun"].short_value:
+        if word[j] in SRUN_SHORT_OPTIONAL:
+            return 1  # (its value, if any, the rest of the cluster)
+        if word[j] not in SRUN_SHORT_VALUE:
             return 0
         return value_of(i, _SRUN_COUNTED.get(word[j]), word[j + 1 :] or None, True)
 
