@@ -182,6 +182,7 @@ def run_for_gate(
         check_load_format_package,
         check_quant_package,
         check_storage_config,
+        check_storage_config_file,
         check_transfer_package,
     )
 
@@ -225,6 +226,11 @@ def run_for_gate(
         )
         if config is not None:
             pre.results.append(config)
+        # the file the backend opens itself (EIC's YAML config: REMOTE_EIC_YAML or its default path; ifc63)
+        texts = _storage_text_reader(inputs.view, inputs.cwd_unknown is None and inputs.cwd, live)
+        own_file = check_storage_config_file(storage, seen, data, sglang_version, texts)
+        if own_file is not None:
+            pre.results.append(own_file)
     # the quantization method's own package (humming-kernels, bitsandbytes): --quantization as the command gives it,
     # else the checkpoint's own quant_method (SGLang builds that method's config at model load)
     method = gate.option_value(args, ("--quantization",), flags) or pre.launch.get("model_quant_method")
@@ -1220,12 +1226,30 @@ def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any])
     return out
 
 
+def _storage_text_reader(view: Any, cwd: str | bool, live: bool) -> Callable[[str], tuple[str, str]]:
+    """The text of a storage backend's own configuration file (a YAML file: check_storage_config_file), read as
+    _storage_config_reader reads a file: ("read", the text), ("absent", why) on the live host, ("unread", why)."""
+    read = _storage_reader(view, cwd, live, True)
+
+    def text(path: str) -> tuple[str, str]:
+        how, got = read(path)
+        return (how, f"{path} does not exist") if how == "absent" else (how, str(got))
+
+    return text
+
+
 def _storage_config_reader(view: Any, cwd: str | bool, live: bool) -> Callable[[str], tuple[str, Any]]:
     """The reader check_storage_config takes for the file a storage backend's configuration variable names
     (SGLANG_HICACHE_MOONCAKE_CONFIG_PATH): ("read", the parsed JSON) through the box's view, ("absent", why) where the
     server would fail to open it (a file absent on the live host), ("missing", why) where it is not JSON, ("unread",
     why) where it was not read (a relative path in a directory not known, a file not found under --facts / --root /
     --image, which the box's own filesystem or a volume may hold, a file over 1 MiB)."""
+
+    return _storage_reader(view, cwd, live, False)
+
+
+def _storage_reader(view: Any, cwd: str | bool, live: bool, raw: bool) -> Callable[[str], tuple[str, Any]]:
+    """_storage_config_reader's reading; `raw`: the file's text instead of its parsed JSON."""
 
     def read(path: str) -> tuple[str, Any]:
         import json
@@ -1245,13 +1269,15 @@ def _storage_config_reader(view: Any, cwd: str | bool, live: bool) -> Callable[[
             return ("unread", f"{path} is not on the filesystem the gate reads (the box the facts describe, or a "
                     "volume mounted at start, may hold it)")  # fmt: skip
         try:
-            raw = view.read_bytes(path, 1 << 20)
+            data = view.read_bytes(path, 1 << 20)
         except OSError as exc:
             return ("unread", f"{path} could not be read ({exc.strerror or exc})")
-        if len(raw) >= 1 << 20:
+        if len(data) >= 1 << 20:
             return ("unread", f"{path} is over 1 MiB (not read)")
+        if raw:  # (the text as it is: a YAML file, read by the caller)
+            return ("read", data.decode("utf-8", "replace"))
         try:
-            return ("read", json.loads(raw.decode("utf-8")))
+            return ("read", json.loads(data.decode("utf-8")))
         except ValueError:
             return ("missing", f"{path} is not JSON (json.load raises: RuntimeError 'Failed to load config')")
         except RecursionError:  # (irev72: nested deeper than the interpreter's limit; a traceback before)

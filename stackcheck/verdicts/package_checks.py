@@ -1369,3 +1369,71 @@ def check_storage_config(
                       f"{sglang_version} takes as set (it reads is_set, the name in os.environ) and hands to "
                       "Mooncake's setup as the address: what Mooncake does with it was not read")  # fmt: skip
     return result("fail", "no configuration given", str(entry.get("message")))
+
+
+def _yaml_key_given(text: str, key: str) -> bool | None:
+    """Whether `key` is given a value in a YAML text, read as text (no YAML parser here): False where the name is
+    nowhere in the text (no mapping can hold it), True where a plain top-level `key: value` line gives it a value
+    (not null / ~), None for any other shape (indented, flow style, quoted, a null value)."""
+    import re
+
+    if key not in text:
+        return False
+    line = re.search(rf"(?m)^{re.escape(key)}[ \t]*:[ \t]*([^\s#].*?)?[ \t]*(?:#.*)?$", text)
+    if line is None or not line.group(1) or line.group(1) in ("~", "null", "Null", "NULL"):
+        return None
+    return True
+
+
+def check_storage_config_file(
+    storage: str | None,
+    env: Mapping[str, str],
+    data: Mapping[str, Any],
+    sglang_version: str | None,
+    read_text: Callable[[str], tuple[str, str]] | None,
+) -> CheckResult | None:
+    """ifc63: the configuration file a storage backend opens itself as it is built (preflight.json
+    storage_configs.config_files: EIC's YAML file, REMOTE_EIC_YAML or its default path). `read_text` (handed in by
+    the launch layer) answers ("read", the text), ("absent", why) where the server would not find the file, ("unread",
+    why) where it was not read. Fails where the file is absent or names a required key nowhere; unknown where it was
+    not read, the release is not known, or a key is in no shape read here; None where no entry names the backend, the
+    release is outside its range, or every key is given."""
+    table = data.get("storage_configs")
+    spec: Mapping[str, Any] = table if isinstance(table, Mapping) else {}
+    listed = spec.get("config_files") or []
+    entries = [e for e in listed if isinstance(e, Mapping) and e.get("storage_backend") == storage]
+    entries = [e for e in entries if _version_in(sglang_version, str(e.get("versions", ""))) is not False]
+    if storage is None or not entries:
+        return None
+    entry = entries[0]
+    name, default = str(entry.get("env")), str(entry.get("default"))
+    keys = [str(k) for k in entry.get("keys") or []]
+    subject = f"--hicache-storage-backend {storage}"
+    # (os.environ.get(NAME) is not None: an empty value is the path "", which does not exist)
+    path = env.get(name, default)
+    required = f"the YAML file {name} names (else {default}) with {', '.join(keys)}"
+    source = entry.get("source")
+
+    def result(status: Status, observed: str, message: str) -> CheckResult:
+        return CheckResult(STORAGE_CONFIG_CHECK, status, observed, required, f"{subject}: {message}", source, subject)
+
+    if _version_in(sglang_version, str(entry.get("versions", ""))) is None:
+        return result("unknown", f"SGLang {sglang_version or 'not known'}", f"whether this release opens {name}'s "
+                      f"file is not known here. {entry.get('message')}")  # fmt: skip
+    where = f"{name}={path!r}" if name in env else f"{name} not set: {path}"
+    how, text = read_text(path) if read_text is not None and path else ("absent", f"{path!r} does not exist")
+    if how == "absent":
+        return result("fail", f"{where}: not there ({text})", str(entry.get("message")))
+    if how != "read":
+        return result("unknown", f"{where}: not read ({text})", f"SGLang {sglang_version} opens it as the backend "
+                      f"is built and raises where it is not there. {entry.get('message')}")  # fmt: skip
+    given = {k: _yaml_key_given(text, k) for k in keys}
+    missing = [k for k, v in given.items() if v is False]
+    if missing:
+        return result("fail", f"{where}: no {', '.join(missing)} in it", str(entry.get("message")))
+    unread = [k for k, v in given.items() if v is None]
+    if unread:
+        return result("unknown", f"{where}: {', '.join(unread)} not read as a top-level `key: value` line",
+                      f"the YAML file's {', '.join(unread)} is in a shape not read here (the backend reads it with "
+                      f"yaml.safe_load and raises without a value). {entry.get('message')}")  # fmt: skip
+    return None

@@ -86,6 +86,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # parent) with the script as committed (populations p 38, s 140, h 89, o 30, v 18; about 40 s)
     "62": ("4563df08bc1d6f08df244ff91b180a3b7a55deef", None),  # drawn in the tree of 4563df08 (the draw commit's
     # parent) with the script as committed (populations c 525, f 40, n 16, l 18; about 5 min on the shared box)
+    "63": ("d3726e12890ffb90d6100bd32a7428a39257455f", None),  # drawn in the tree of d3726e12 (the draw commit's
+    # parent) with the script as committed (populations p 26, m 210, f 12; about 75 s on the shared box)
 }
 DEFAULT = ("27",)
 
