@@ -121,3 +121,23 @@ def test_a_wrapper_that_sets_nothing_they_read_passes(tmp_path: Path, mapping: A
 
 def test_a_compiled_interpreter_passes(tmp_path: Path, mapping: Any) -> None:
     assert _problems(tmp_path, None, mapping) == []
+
+
+def test_a_live_gate_names_the_wrapper(tmp_path: Path) -> None:
+    """The whole gate on this host: the wrapper execs this test's own interpreter, so the python probe reads it."""
+    from cli_process import clean_env, stackcheck_json
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "python3"
+    exe.write_text(
+        f'#!/bin/sh\nexport LD_LIBRARY_PATH=/opt/cuda-12.4/lib64\nexec {os.path.realpath(sys.executable)} "$@"\n'
+    )
+    exe.chmod(0o755)
+    env = clean_env(XDG_CACHE_HOME=str(tmp_path / "cache"))
+    doc = stackcheck_json("gate", "--dry-run", "--format", "json", "--", str(exe), "-m", "sglang.launch_server",
+                          "--model-path", "x", env=env)  # fmt: skip
+    problems = doc["derived"]["problems"]
+    found = [p for p in problems if p.get("subject") == "python" and "shell script" in p.get("message", "")]
+    assert [p["status"] for p in found] == ["unknown"] and str(exe) in found[0]["message"]
+    assert doc["decision"] != "allow"
