@@ -1821,18 +1821,24 @@ def interpreter_script_problems(
     FLASHINFER_*, ...) before it execs Python: the gate judges libraries, the JIT toolchain and the cubins with the
     launch's environment, not the one the server gets: unknown, naming the script. pyenv's and asdf's shims (they
     change PATH only, to exec the real interpreter) are recognised line by line and pass; so does a script that sets
-    none of those variables and sources nothing. A compiled interpreter, or a word that is not an interpreter's name
-    (a console script: its shebang is read by the target reader), is not judged here. `read`: the variables those
-    readers read (the loader's, facts_loader_path.JIT_ENV and CUBIN_ENV: handed in, as that module imports this
-    one). `view`: this host's."""
-    from stackcheck.assembly.target import PY_NAME, SCRIPT_HEAD
+    none of those variables and sources nothing; a compiled interpreter is not judged here. A console script's
+    shebang interpreter is read the same way. `read`: the variables those readers read (the loader's,
+    facts_loader_path.JIT_ENV and CUBIN_ENV: handed in, as that module imports this one). `view`: this host's."""
+    from stackcheck.assembly.target import PY_NAME, SCRIPT_HEAD, script_interpreter
     from stackcheck.readers.fsview import HostView
 
     view = view if view is not None else HostView()
     found = _launch_program(command, mapping, env, start, view)
-    if found is None or not PY_NAME.match(posixpath.basename(found[0])):
+    if found is None:
         return []
     word, path = found[0], found[1]
+    if not PY_NAME.match(posixpath.basename(word)):
+        # a console script (`sglang serve`): the interpreter its shebang names, which the kernel runs as a script in
+        # turn where it is one (binfmt_script's nested interpreter)
+        runs = script_interpreter(view, path, found[2], found[3])
+        if runs is None or not runs.startswith("/"):
+            return []
+        word, path = runs, runs
     try:
         head = view.read_bytes(path, SCRIPT_HEAD)
     except (OSError, ValueError):

@@ -141,3 +141,20 @@ def test_a_live_gate_names_the_wrapper(tmp_path: Path) -> None:
     found = [p for p in problems if p.get("subject") == "python" and "shell script" in p.get("message", "")]
     assert [p["status"] for p in found] == ["unknown"] and str(exe) in found[0]["message"]
     assert doc["decision"] != "allow"
+
+
+def test_a_console_scripts_shebang_wrapper_is_read_too(tmp_path: Path, mapping: Any) -> None:
+    """`sglang serve ...` whose shebang names a wrapper script (the kernel runs a script interpreter in turn)."""
+    wrapper = tmp_path / "wrap" / "python3"
+    wrapper.parent.mkdir()
+    wrapper.write_text('#!/bin/sh\nexport CUDA_HOME=/opt/cuda-12.8\nexec /opt/py/bin/python3 "$@"\n')
+    wrapper.chmod(0o755)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = bindir / "sglang"
+    script.write_text(f"#!{wrapper}\nimport sys\n")
+    script.chmod(0o755)
+    command = ["sglang", "serve", "--model-path", "/models/m"]
+    got = gate.interpreter_script_problems(command, mapping, {"PATH": f"{bindir}:/usr/bin:/bin"}, str(tmp_path), READ,
+                                           HostView())  # fmt: skip
+    assert [p.status for p in got] == ["unknown"] and "CUDA_HOME" in got[0].message and str(wrapper) in got[0].message
