@@ -857,6 +857,11 @@ def _decide_with(
         extra += gate.interpreter_mismatch_problems(
             launch_command, mapping, server_env, start, ctx.facts, gate_cache.host_view()
         )
+        from stackcheck.launch.facts_loader_path import CUBIN_ENV, JIT_ENV
+
+        wrapper_read = ("LD_LIBRARY_PATH", "LD_PRELOAD", *JIT_ENV, *CUBIN_ENV)  # (igap58: a wrapper script's exports)
+        extra += gate.interpreter_script_problems(launch_command, mapping, server_env, start, wrapper_read,
+                                                  gate_cache.host_view())  # fmt: skip
     if launch_command is not None and not (opts.image or opts.root):  # `env -C DIR`: env exits 125 where it cannot
         extra += gate.chdir_problems(launch_command, mapping, server_env, opts.cwd or opts.launch_dir, _dir_test(opts))
     if launch_command is not None:  # (igap56: mpirun -np 1's default hostfile, read on this host only)

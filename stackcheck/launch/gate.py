@@ -76,6 +76,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from stackcheck.digits import whole_number
 from stackcheck.errors import UsageError
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
 from stackcheck.verdicts import EFFECT_ORDER
@@ -1832,30 +1833,14 @@ def interpreter_mismatch_problems(
     if not isinstance(python, Mapping) or python.get("chosen_by") in ("--python", "--env", "STACKCHECK_PYTHON"):
         return []
     audited = python.get("executable")
-    dirs: list[str] = []
-    argv, prefixed = split_env_prefix(command, env, dirs)
-    trace: dict[str, Any] = {"cwd": entered(start, dirs, None), "entered": None}
-    entry, _, launch_env = find_launch(argv, mapping, prefixed, trace)
-    levels = trace.get("levels")
-    if entry is None or not isinstance(levels, list) or not levels:
-        return []
-    words = levels[-1]  # (the innermost command, whole: _level)
-    at = next((k for k in range(len(words)) if _entrypoint_at(words[k:], mapping)[0] is not None), None)
-    if at is None:
-        return []
     from stackcheck.assembly.target import PY_NAME, _same_prefix, prefix_of, script_interpreter
-    from stackcheck.readers.fsview import HostView, which
+    from stackcheck.readers.fsview import HostView
 
     view = view if view is not None else HostView()
-    word = words[at]
-    cwd = trace.get("cwd")
-    cwd = cwd if isinstance(cwd, str) else None
-    if "/" in word:
-        path: str | None = word if word.startswith("/") else (posixpath.join(cwd, word) if cwd else None)
-    else:
-        path = which(view, word, launch_env.get("PATH"), cwd)
-    if path is None:
+    found = _launch_program(command, mapping, env, start, view)
+    if found is None:
         return []
+    word, path, launch_env, cwd = found
     runs = path if PY_NAME.match(posixpath.basename(word)) else script_interpreter(view, path, launch_env, cwd)
     if runs is None:
         return []
@@ -1868,6 +1853,135 @@ def interpreter_mismatch_problems(
                     f"one audited ({judged}, chosen by {python.get('chosen_by')}): the packages judged are not the "
                     f"server's (fail closed); gate it with --python {shown}, or run the gate from that environment",
                     observed=judged, required=shown)]  # fmt: skip
+
+
+def _launch_program(
+    command: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str, view: Any
+) -> tuple[str, str, Mapping[str, str], str | None] | None:
+    """(the word, the file it runs, the launch's environment, its directory) of the program that runs the server's
+    entry point (`python3` of `python3 -m sglang.launch_server`, a console script), as find_launch reads the command
+    and the launch's PATH finds it; None where it is not read."""
+    from stackcheck.readers.fsview import which
+
+    dirs: list[str] = []
+    argv, prefixed = split_env_prefix(command, env, dirs)
+    trace: dict[str, Any] = {"cwd": entered(start, dirs, None), "entered": None}
+    entry, _, launch_env = find_launch(argv, mapping, prefixed, trace)
+    levels = trace.get("levels")
+    if entry is None or not isinstance(levels, list) or not levels:
+        return None
+    words = levels[-1]  # (the innermost command, whole: _level)
+    at = next((k for k in range(len(words)) if _entrypoint_at(words[k:], mapping)[0] is not None), None)
+    if at is None:
+        return None
+    word = words[at]
+    got = trace.get("cwd")
+    cwd = got if isinstance(got, str) else None
+    if "/" in word:
+        path: str | None = word if word.startswith("/") else (posixpath.join(cwd, word) if cwd else None)
+    else:
+        path = which(view, word, launch_env.get("PATH"), cwd)
+    return None if path is None else (word, path, launch_env, cwd)
+
+
+#: the lines of pyenv's shim (pyenv libexec/pyenv-rehash's prototype shim: set -e, the PYENV_DEBUG trace, program
+#: from $0, PYENV_DIR from a script argument of `python`, PYENV_ROOT exported, then `exec "<pyenv>" exec "$program"
+#: "$@"`) and asdf's (internal/shims/shims.go: `# asdf-plugin:` comments, then `exec [<dir>/]asdf exec "<name>"
+#: "$@"`): each runs `pyenv exec` / `asdf exec`, which puts the chosen version's bin directory first on PATH and
+#: execs the real interpreter; they set no variable the loader, a JIT build or FlashInfer's cubin lookup reads
+_SHIM_LINES = _lazy(
+    r"""^(?:set -e|\[ -n "\$PYENV_DEBUG" \] && set -x|program="\$\{0##\*/\}"|export PYENV_ROOT="[^"$`]*"|"""
+    r"""if \[ "\$program" = "python" \]; then|for arg; do|case "\$arg" in|-c\* \| -- \) break ;;|\*/\* \)|"""
+    r"""if \[ -f "\$arg" \]; then|export PYENV_DIR="\$\{arg%/\*\}"|break|fi|;;|esac|done)$"""
+)
+_SHIM_EXEC = _lazy(
+    r"""^(?:exec "[^"$`]*/pyenv" exec "\$program" "\$@"|exec "\$\(command -v pyenv\)" exec "\$program" "\$@"|"""
+    r"""exec (?:[^\s"$`]*/)?asdf exec "[\w.+-]+" "\$@"(?:\s+#.*)?)$"""
+)
+#: what in a wrapper script may set a variable the loader (LD_LIBRARY_PATH, LD_PRELOAD), a JIT build (JIT_ENV) or
+#: FlashInfer's cubin lookup (CUBIN_ENV) reads: an assignment or export of one, a FLASHINFER_* variable, or a file
+#: sourced / a module or conda environment loaded (which may set any of them)
+_WRAPPER_SETS = _lazy(
+    r"""(?:^|[\s;&|(])(?:export\s+|declare\s+-x\s+|env\s+)?([A-Za-z_][A-Za-z0-9_]*)\+?="""
+    r"""|(?:^|[\s;&|(])export\s+([A-Za-z_][A-Za-z0-9_]*)\b"""
+    r"""|(?:^|[\s;&|(])(source|\.|module|ml|conda|mamba|micromamba|eval|spack)\s"""
+)
+
+
+def _wrapper_sets(text: str, read: Collection[str]) -> list[str]:
+    """The variables of `read` (and FLASHINFER_*) a shell script may set before it execs Python (a sourced file, a
+    module or conda activation, eval: named as such)."""
+    got: list[str] = []
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        for m in _WRAPPER_SETS.finditer(line):
+            name = m.group(1) or m.group(2)
+            if name is not None and (name in read or name.startswith("FLASHINFER_")):
+                what = name
+            elif m.group(3) is not None:
+                what = f"`{m.group(3)} ...`"
+            else:
+                continue
+            if what not in got:
+                got.append(what)
+    return got
+
+
+def interpreter_script_problems(
+    command: Sequence[str],
+    mapping: Mapping[str, Any],
+    env: Mapping[str, str],
+    start: str,
+    read: Collection[str],
+    view: Any = None,
+) -> list[Problem]:
+    """(igap58) The launch's `python3` is a shell script (an environment-modules or conda activation wrapper) that
+    sets a variable the loader, a JIT build or FlashInfer's cubin lookup reads (LD_LIBRARY_PATH, CUDA_HOME,
+    FLASHINFER_*, ...) before it execs Python: the gate judges libraries, the JIT toolchain and the cubins with the
+    launch's environment, not the one the server gets: unknown, naming the script. pyenv's and asdf's shims (they
+    change PATH only, to exec the real interpreter) are recognised line by line and pass; so does a script that sets
+    none of those variables and sources nothing; a compiled interpreter is not judged here. A console script's
+    shebang interpreter is read the same way. `read`: the variables those readers read (the loader's,
+    facts_loader_path.JIT_ENV and CUBIN_ENV: handed in, as that module imports this one). `view`: this host's."""
+    from stackcheck.assembly.target import PY_NAME, SCRIPT_HEAD, script_interpreter
+    from stackcheck.readers.fsview import HostView
+
+    view = view if view is not None else HostView()
+    found = _launch_program(command, mapping, env, start, view)
+    if found is None:
+        return []
+    word, path = found[0], found[1]
+    if not PY_NAME.match(posixpath.basename(word)):
+        # a console script (`sglang serve`): the interpreter its shebang names, which the kernel runs as a script in
+        # turn where it is one (binfmt_script's nested interpreter)
+        runs = script_interpreter(view, path, found[2], found[3])
+        if runs is None or not runs.startswith("/"):
+            return []
+        word, path = runs, runs
+    try:
+        head = view.read_bytes(path, SCRIPT_HEAD)
+    except (OSError, ValueError):
+        return []
+    if not head.startswith(b"#!"):
+        return []
+    text = head.decode("utf-8", errors="replace")
+    body = [ln.strip() for ln in text.splitlines()[1:] if ln.strip() and not ln.strip().startswith("#")]
+    if body and _SHIM_EXEC.match(body[-1]) and all(_SHIM_LINES.match(ln) for ln in body[:-1]):
+        return []
+    sets = _wrapper_sets("\n".join(text.splitlines()[1:]), read)
+    if not sets and len(head) < SCRIPT_HEAD:
+        return []
+    from stackcheck.redact import redact_value
+
+    shown = redact_value(path)[:200]
+    what = ", ".join(sets[:6]) if sets else "its text past the first 4096 bytes (not read)"
+    return [Problem("python", "unknown", None, f"the launch's {word!r} is a shell script ({shown}) that sets or may "
+                    f"set {what} before it runs Python: the libraries, the JIT toolchain and FlashInfer's cubins were "
+                    "judged with the launch's environment, not the one the server gets (fail closed); gate the "
+                    "interpreter it execs with that environment set (--python PATH, the variables before the command)",
+                    observed=shown, required="an interpreter run with the launch's environment")]  # fmt: skip
 
 
 def mpi_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: str) -> list[Problem]:

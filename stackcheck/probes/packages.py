@@ -75,6 +75,13 @@ WANTED = (
     "nixl",
     "nixl-cu12",
     "nixl-cu13",
+    # the packages a HiCache storage backend imports as the server builds it (--hicache-storage-backend; the gate's
+    # check transfer-package, preflight.json transfer_packages): seaweedfs imports boto3 (top_level.txt of the 1.44.18
+    # wheel), npu_memcache memcache_hybrid (Name: memcache-hybrid, the 1.3.0 wheel's top_level.txt), mori mori.umbp
+    # (ROCm/mori's setup.py names the distribution mori; read 2026-12-07)
+    "boto3",
+    "memcache-hybrid",
+    "mori",
     # the packages SGLang imports when --quantization humming / bitsandbytes builds its config or linear method
     # (the gate's preflight check quant-package, preflight.json quant_packages)
     "humming-kernels",
