@@ -29,7 +29,8 @@ can succeed (a local FLASHINFER_CUBINS_REPOSITORY lacking them, a file:// one); 
 `ready_reason.F` (a download would be tried, which needs the network: not read; or some files missing, and which
 of them a kernel needs is only known from the downloaded meta-info header). CUDNN_SDPA (no checksums.txt) is read
 by the three names its launcher source fetches; a local FLASHINFER_CUBINS_REPOSITORY is read as a second place
-(download_file copies from a path, no network).
+(download_file copies from a path, no network): ready where it holds the whole family and the cubin directory is
+writable.
 """
 
 from __future__ import annotations
