@@ -478,8 +478,8 @@ def _unwrap(
                 dirs.extend(read.dirs)
             args = read.command
             continue
-        if head == "nohup":
-            args = args[1:]
+        if head == "nohup":  # (its only options, --help / --version, end at `--`, as the gate's walk reads it: irev79)
+            args = args[2:] if len(args) > 1 and args[1] == "--" else args[1:]
             continue
         at = _placed_command(args)
         if at is not None:

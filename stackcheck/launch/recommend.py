@@ -120,6 +120,29 @@ def _argv_with(model: ModelSeen, flags: Mapping[str, str | bool], unset: Sequenc
     return argv
 
 
+def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, version: str | None) -> Context:
+    """ctx with launch.moe_runner_auto for this line, as the gate sets it once its preflight read the model
+    (refusals.moe_runner_auto: the MoE runner SGLang picks itself, whose kernels fp8-block-gemm's moe-bmm-cubins-auto
+    rules judge; irev79: recommend never set it, so it proposed a DeepSeek FP8 line on an offline B200 without the
+    TRTLLM_GEN_BMM cubins that the gate refused). The model's quantization is the launch's (ctx.launch
+    `quantization`: the checkpoint's quant_method, or the flag that loads it). Unchanged where no model was read."""
+    if model.architecture is None:
+        return ctx
+    from types import SimpleNamespace
+
+    from stackcheck.launch.refusals import moe_runner_auto
+
+    quant = ctx.launch.get("quantization")
+    seen = SimpleNamespace(
+        models=[SimpleNamespace(role="model", architectures=[model.architecture])],
+        launch={"model_quant_method": quant} if isinstance(quant, str) and quant != "none" else {},
+    )
+    picked = moe_runner_auto(d, mapping, version, seen)
+    if picked is None or ctx.launch.get("moe_runner_auto") == picked:
+        return ctx
+    return Context(facts=ctx.facts, manifests=ctx.manifests, launch={**ctx.launch, "moe_runner_auto": picked})
+
+
 def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[Any]:
     """What the gate's own judging finds against this SGLang launch on ctx's stack (its release, GPUs and torch), with
     the model as the gate's preflight reads it: every launch.json refusal rule (launch.refusals.refusal_problems, all
@@ -146,6 +169,7 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
         from stackcheck.launch.gate import _declared_in
 
         model.release_flags[version] = _declared_in(mapping, version)  # read once for every launch judged
+    ctx = _with_moe_runner_auto(ctx, model, d, mapping, version)
     mla = ctx.launch.get("mla") if model.architecture is not None else None
     found = refusal_problems(
         d, mapping, version, gpu_majors(ctx.facts), model.architecture, {"model": model.config},

@@ -262,9 +262,21 @@ def _cubins_downloaded(old: Mapping[str, Any], version: str) -> dict[str, Any]:
     release (install_flashinfer adds it where cubins_lacking_after): its families planned present in the directory
     the server's FlashInfer picks (the step says to run it as the server's user with its environment)."""
     source = old.get("dir_source")
-    return {"release": version, "dir_source": "cache" if source in (None, "flashinfer-cubin") else source,
-            "no_download": bool(old.get("no_download")), "ready": dict.fromkeys(DOWNLOAD_CUBIN_FAMILIES, True),
-            "planned": True}  # fmt: skip
+    out = {"release": version, "dir_source": "cache" if source in (None, "flashinfer-cubin") else source,
+           "no_download": bool(old.get("no_download")), "ready": dict.fromkeys(DOWNLOAD_CUBIN_FAMILIES, True),
+           "planned": True}  # fmt: skip
+    repository = old.get("repository")
+    if repository in ("unfetchable", "local"):
+        # (irev79) download-cubin fetches from FLASHINFER_CUBINS_REPOSITORY too (0.7.2 artifacts.py get_checksums
+        # :210-224, get_subdir_file_list :249-266): a file:// URL has no requests adapter, and a local directory's
+        # copy of this release's families was not read, so the step's outcome is not known there
+        why = ("FLASHINFER_CUBINS_REPOSITORY is a file:// URL (or another scheme requests cannot fetch): the step's "
+               "download-cubin fails" if repository == "unfetchable" else
+               "FLASHINFER_CUBINS_REPOSITORY is a local directory, whose copy of this release's cubins was not read: "
+               "whether the step's download-cubin finds them is not known")  # fmt: skip
+        out["ready"] = dict.fromkeys(DOWNLOAD_CUBIN_FAMILIES, None)
+        out["ready_reason"] = dict.fromkeys(DOWNLOAD_CUBIN_FAMILIES, why)
+    return out
 
 
 def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:

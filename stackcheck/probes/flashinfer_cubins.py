@@ -29,7 +29,8 @@ can succeed (a local FLASHINFER_CUBINS_REPOSITORY lacking them, a file:// one); 
 `ready_reason.F` (a download would be tried, which needs the network: not read; or some files missing, and which
 of them a kernel needs is only known from the downloaded meta-info header). CUDNN_SDPA (no checksums.txt) is read
 by the three names its launcher source fetches; a local FLASHINFER_CUBINS_REPOSITORY is read as a second place
-(download_file copies from a path, no network).
+(download_file copies from a path, no network): ready where it holds the whole family and the cubin directory is
+writable.
 """
 
 from __future__ import annotations
@@ -249,7 +250,8 @@ def family_status(
     directory the names lie in is listed once and each listed name stat'ed (a file FlashInfer can load: _loadable);
     no cubin is read or hashed. With `keep` (this host's files only: KeptFamilies.open) an answer kept under the
     stamps of checksums.txt and of every directory listed is taken instead of reading them (a file emptied in place
-    changes no directory's stamp: its kept answer stands until a name in that directory changes)."""
+    changes no directory's stamp: its kept answer stands until a name in that directory changes; a family with a
+    listed name that is a link is never kept, its target's directory is not stamped: irev79)."""
     family_dir = posixpath.join(base, rel)
     manifest_path = posixpath.join(family_dir, "checksums.txt")
     if keep is not None:
@@ -283,6 +285,7 @@ def _read_family(
     listings: dict[str, set[str] | None] = {}
     bases: dict[str, str | None] = {}
     missing: list[str] = []
+    linked: list[str] = []
     for name in names:
         sub, _, leaf = name.rpartition("/")
         directory = posixpath.join(family_dir, sub) if sub else family_dir
@@ -295,8 +298,10 @@ def _read_family(
                 listings[sub] = None
             bases[sub] = _host_dir(view, directory) if listings[sub] is not None else None
         listing = listings[sub]
-        if listing is None or leaf not in listing or not _loadable(view, directory, leaf, bases[sub]):
+        if listing is None or leaf not in listing or not _loadable(view, directory, leaf, bases[sub], linked):
             missing.append(name)
+    if dirs is not None and linked:
+        dirs.append(["", None])  # (a name reached through a link: its target's changes move no stamp kept here)
     return {
         "manifest": True,
         "listed": len(names),
@@ -317,13 +322,14 @@ def _host_dir(view: FileView, directory: str) -> str | None:
         return None
 
 
-def _loadable(view: FileView, directory: str, leaf: str, host_dir: str | None) -> bool:
+def _loadable(view: FileView, directory: str, leaf: str, host_dir: str | None, linked: list[str] | None = None) -> bool:
     """Whether a listed name is a file FlashInfer's load_cubin can read something from: a regular file (its link
     followed) that is not empty. A dangling or looping link, a directory or a FIFO fails its open (or blocks it) and an
     empty file reads b"": get_artifact takes either as missing (0.6.13 jit/cubin_loader.py:181-228: a download, or
     under FLASHINFER_NO_DOWNLOAD 'Artifact not found locally'; the same in 0.5.0 :172-205 and 0.7.2), so the listing's
     name alone is no file there (irobust9). The content is not read (its sha256 is not checked). `host_dir`
-    (_host_dir): a name that is no link there is judged by one lstat; a link goes through the view's own stat."""
+    (_host_dir): a name that is no link there is judged by one lstat; a link goes through the view's own stat, its
+    name added to `linked` (as is every name judged without a host directory: whether it is a link is not seen)."""
     if host_dir is not None:
         try:
             st = os.lstat(os.path.join(host_dir, leaf))
@@ -331,6 +337,8 @@ def _loadable(view: FileView, directory: str, leaf: str, host_dir: str | None) -
             return False
         if not stat_module.S_ISLNK(st.st_mode):
             return stat_module.S_ISREG(st.st_mode) and st.st_size > 0
+    if linked is not None:
+        linked.append(leaf)
     found = view.stat(posixpath.join(directory, leaf))
     return found is not None and found.kind == "file" and found.size > 0
 
@@ -390,8 +398,10 @@ class KeptFamilies:
     from or renamed in a directory changes that directory's times, a rewritten manifest its own, so what a family's
     status says (the manifest there and matching, which listed names are present) is the same as a reading would
     give. Never kept: a directory changed less than kept.RACY_NS before its stamp (as kept.put does for the
-    manifest). artifacts.py's constants are kept by its stamp too. This host only (fsview.is_host), never a
-    --root or --image view; `cache_dir` "" (the probe function's default) keeps nothing."""
+    manifest); a family one of whose listed names is a link (a target removed, emptied or moved changes no stamp of
+    the family's directories: a dangling link would stay present, irev79). artifacts.py's constants are kept by its
+    stamp too. This host only (fsview.is_host), never a --root or --image view; `cache_dir` ""
+    (the probe function's default) keeps nothing."""
 
     def __init__(self, kept: Any) -> None:
         self.kept = kept
@@ -427,7 +437,7 @@ class KeptFamilies:
             import time
 
             now = time.time_ns()
-            if all(s is None or now - max(s[3], s[4]) >= kept_module.RACY_NS for _, s in dirs):
+            if all(path and (s is None or now - max(s[3], s[4]) >= kept_module.RACY_NS) for path, s in dirs):
                 self.kept.put(key, stamp, {"status": status, "dirs": dirs})
         return status
 

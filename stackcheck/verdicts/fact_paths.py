@@ -565,13 +565,15 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "data/csrc/cudnn_sdpa_kernel_launcher.cu) is on the box for the first kernel: true where the directory "
             "the installed release's `_get_cubin_dir` picks (FLASHINFER_CUBIN_DIR, the flashinfer-cubin package, the "
             "cache under FLASHINFER_WORKSPACE_BASE or HOME; the order per release), or a local "
-            "FLASHINFER_CUBINS_REPOSITORY it copies from, holds the family's checksums.txt with its sha256 and every "
-            "file it lists as a loadable (regular, non-empty) file (their sha256, which the loader checks unless "
-            'FLASHINFER_CUBIN_CHECKSUM_DISABLED is set, is not: `files` says "present, unverified"); false where '
-            "that manifest is missing and FLASHINFER_NO_DOWNLOAD is set on a release that reads it (0.6.8+: "
-            "RuntimeError 'Artifact not found locally'), or where no fetch can succeed (a local repository lacking "
-            "them, a file:// repository); unknown where a download would be tried (the network is not read) or the "
-            "directory is not known; absent for FlashInfer outside 0.5.0-0.7.4, and unknown where the section's "
+            "FLASHINFER_CUBINS_REPOSITORY it copies from (into that directory, where it is writable), holds the "
+            "family's checksums.txt with its sha256 and every file it lists as a loadable (regular, non-empty) file "
+            "(their sha256, which the loader checks unless FLASHINFER_CUBIN_CHECKSUM_DISABLED is set, is not: "
+            '`files` says "present, unverified"); false where that manifest is missing (or not the release\'s '
+            "sha256) or lists only missing files and FLASHINFER_NO_DOWNLOAD is set on a release that reads it "
+            "(0.6.8+: RuntimeError 'Artifact not found locally'), or where no fetch can succeed (a local repository "
+            "lacking them, a file:// repository); unknown where a download would be tried (the network is not read), "
+            "some listed files are missing under FLASHINFER_NO_DOWNLOAD, or the directory is not known; absent for "
+            "FlashInfer outside 0.5.0-0.7.4, and unknown where the section's "
             "release is not the installed one (stackcheck/probes/flashinfer_cubins.py)",
         ),
         FactDoc(

@@ -1299,6 +1299,12 @@ def check_storage_config(
                           f"extra config from {str(extra_config)[1:]!r}: {why}, so whether it names the store is not "
                           "known")  # fmt: skip
         extra_config = _as_json(got)
+    elif extra_file_read and extra_config and not at_file:
+        # (irev79) the text itself: the HiCache cache json.loads it and pops its prefetch keys before it builds this
+        # backend too, so text it raises on fails as any other backend's does (and as the same content in @FILE)
+        raised = _any_backend_text(storage, str(extra_config), spec.get("extra_config_file"), sglang_version)
+        if raised is not None:
+            return raised
     if extra_config and keys:  # (an empty text is no extra config: the release parses only a non-empty one)
         import json
 

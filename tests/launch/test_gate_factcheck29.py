@@ -126,7 +126,8 @@ def test_mooncake_store_without_configuration_refused(tmp_path: Path, release: s
         ({"SGLANG_HICACHE_MOONCAKE_CONFIG_PATH": "/nonexistent-igap51/mooncake.json"}, None, "unknown"),
         ({}, '{"master_server_address": "10.0.0.1:50051"}', "ok"),
         ({}, '{"protocol": "tcp"}', "fail"),  # no store named: SGLang falls back to the environment
-        ({}, "not json", "unknown"),
+        # irev79: the HiCache cache json.loads the text before it builds Mooncake (0.5.9-0.5.23), as for any backend
+        ({}, "not json", "fail"),
     ],
 )  # fmt: skip
 def test_mooncake_store_configuration_read(

@@ -275,3 +275,41 @@ def test_recently_changed_directories_are_not_kept(tmp_path: Path, monkeypatch: 
     )
     fc.family_status(HostView(), str(base), REL, None, keep)
     assert len(keep.kept.files) == 1
+
+
+@pytest.mark.parametrize("change", ["target removed", "target emptied", "target moved away"])
+def test_a_linked_cubin_whose_target_changes_is_read_again(tmp_path: Path, change: str) -> None:
+    """Cubins linked from another directory (a shared store): the link's directory keeps its stamp when the target
+    goes, is emptied or the store's file is swapped, so an answer kept under the family's stamps would count a
+    dangling link or an empty file present, a false pass under FLASHINFER_NO_DOWNLOAD (irev79): a family whose
+    names are links is read every time."""
+    store = tmp_path / "store"
+    store.mkdir()
+    base = tmp_path / "cubins"
+    (base / REL).mkdir(parents=True)
+    (base / REL / "checksums.txt").write_bytes(b"aa one.cubin\nbb two.cubin\n")
+    for name in ("one.cubin", "two.cubin"):
+        (store / name).write_bytes(b"x")
+        (base / REL / name).symlink_to(store / name)
+    _touch(store, base / REL)
+    cache = str(tmp_path / "cache")
+    keep = fc.KeptFamilies.open(HostView(), cache)
+    assert keep is not None
+    first = fc.family_status(HostView(), str(base), REL, None, keep)
+    keep.save()
+    assert first["missing"] == 0
+    if change == "target removed":
+        (store / "one.cubin").unlink()
+        _touch(store)
+    elif change == "target emptied":
+        (store / "one.cubin").write_bytes(b"")
+        _touch(store / "one.cubin")
+    else:
+        (store / "elsewhere").mkdir()
+        (store / "one.cubin").rename(store / "elsewhere" / "one.cubin")
+        _touch(store, store / "elsewhere")
+    want = fc.family_status(HostView(), str(base), REL, None)
+    assert want["missing"] == 1 and want["missing_first"] == ["one.cubin"]
+    keep = fc.KeptFamilies.open(HostView(), cache)
+    assert keep is not None
+    assert fc.family_status(HostView(), str(base), REL, None, keep) == want
