@@ -1840,6 +1840,7 @@ def _shell_launch(
         k = 0
         after_exec = False  # (irobust6: `exec A=1 python ...`: after exec an assignment is its command, exit 127)
         timed: str | None = None  # (igap54: the assignment word after `time`, which dash runs as a program)
+        exec_words: list[str] = []  # (irobust10: exec's own options, `-a NAME` / `-c` / `-l`: _exec_options_problem)
         while k < len(words) and (words[k] in _SHELL_PREFIX or (_ASSIGNMENT.match(words[k]) and not after_exec)):
             if words[k] == "time":  # (bash's `time -p`; `--` ends its options in bash 5)
                 while k + 1 < len(words) and words[k + 1] in ("-p", "--"):
@@ -1849,6 +1850,7 @@ def _shell_launch(
             if words[k] == "exec":  # `exec -a NAME`, `exec -cl`: exec's own options
                 after_exec = True
                 while k + 1 < len(words) and words[k + 1].startswith("-") and words[k + 1] != "--":
+                    exec_words += words[k + 1 : k + 3] if words[k + 1] == "-a" else words[k + 1 : k + 2]
                     k += 2 if words[k + 1] == "-a" else 1
                 if k + 1 < len(words) and words[k + 1] == "--":
                     k += 1
@@ -1916,6 +1918,9 @@ def _shell_launch(
                 trace.setdefault("runner_problems", []).extend(
                     ([_assignment_problem(*bad)] if bad is not None else []) + runner_problems(argv, mapping)
                 )
+                odd_exec = _exec_options_problem(exec_words, rest) if exec_words else None
+                if odd_exec is not None:
+                    trace["runner_problems"].append(odd_exec)
                 late = time_problem(timed, shell) if timed is not None else None
                 if late is not None:
                     trace["runner_problems"].append(late)
@@ -1994,6 +1999,41 @@ def _shell_start_files(argv: Sequence[str], at: int, env: Mapping[str, str]) -> 
     if shell == "bash" and env.get("BASH_ENV"):
         return "bash with BASH_ENV set (bash reads that file first)"
     return None
+
+
+#: bash manual 4.1 Bourne Shell Builtins, exec: "If the -l option is supplied, the shell places a dash at the beginning
+#: of the zeroth argument passed to command ... The -c option causes command to be executed with an empty environment.
+#: If -a is supplied, the shell passes name as the zeroth argument to command"
+EXEC_SOURCE = {
+    "title": "bash manual 4.1 Bourne Shell Builtins: exec [-cl] [-a name] [command [arguments]]",
+    "url": "https://www.gnu.org/software/bash/manual/bash.html#Bourne-Shell-Builtins",
+}
+
+
+def _exec_options_problem(options: Sequence[str], rest: Sequence[str]) -> Problem | None:
+    """The unknown of a launch run by the shell's `exec` with options (irobust10; `options`: exec's words before its
+    command, `rest` the words from `exec`'s command on): -c runs it with an empty environment, not the one the gate
+    judges; -l or -a NAME hand an interpreter another zeroth argument, from which CPython finds its prefix (looked up on
+    PATH where it has no slash: `bash -c 'exec -a sglang /srv/venv/bin/python ...'` ran with an empty sys.executable
+    and the base interpreter's prefix, the venv's packages gone; `exec -l` likewise; run here with CPython 3.11), and an
+    expanded NAME may be no word at all. None where exec's options change nothing the launch reads."""
+    letters = "".join(w[1:] for w in options if w.startswith("-") and w != "-a")
+    names = [options[i + 1] for i, w in enumerate(options[:-1]) if w == "-a"]
+    program = rest[0] if rest else ""
+    why = None
+    if "c" in letters:
+        why = "-c runs the command with an empty environment, not the one the gate reads"
+    elif any(_EXPANSION.search(n) for n in names):
+        why = "-a takes a word the shell expands (an empty value is no word, moving where its command starts)"
+    elif _PYTHON.match(os.path.basename(program)) and ("l" in letters or any(n != program for n in names)):
+        why = ("-l / -a NAME give the interpreter another zeroth argument, from which Python finds its prefix (a name "
+               "without a slash is looked up on PATH), so its environment may not be the one judged")  # fmt: skip
+    elif any(ch not in "acl" for ch in letters):
+        why = f"its options `{' '.join(options)[:60]}` are not exec's (-a NAME, -c, -l)"
+    if why is None:
+        return None
+    return Problem("exec", "unknown", None, f"`exec` runs the launch with options: {why}; gate the command as it "
+                   "runs without them", [EXEC_SOURCE])  # fmt: skip
 
 
 def _in_shell_problem(command: str, start: bool = False) -> Problem:

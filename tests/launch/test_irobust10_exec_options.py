@@ -1,0 +1,60 @@
+"""irobust10: the shell's `exec` with options before the launch (`bash -c 'exec -a sglang /srv/venv/bin/python -m
+sglang.launch_server ...'`) was stepped over as if absent. bash's exec -a NAME / -l hand the interpreter another
+zeroth argument, from which CPython finds its prefix (run here, CPython 3.11: `exec -a foo VENV/bin/python` printed an
+empty sys.executable and the base interpreter's prefix, the venv's packages gone), and -c runs it with an empty
+environment; `exec -a $NAME` with NAME unset takes the launch's first word as the name. Each is now unknown, naming
+exec; a NAME that is the program's own word and exec without options keep their reading."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from stackcheck.knowledge.loader import load
+from stackcheck.launch import gate
+
+LAUNCH = "-m sglang.launch_server --model-path m --tp 2"
+
+
+@pytest.fixture(scope="module")
+def mapping() -> Any:
+    return load([], env={}).launch
+
+
+def _unknowns(text: str, mapping: Any) -> list[str]:
+    d = gate.derive(["bash", "-c", text], mapping, {})
+    assert d.entrypoint == "launch-server" and d.launch.get("tp") == 2, text
+    return [p.subject for p in d.problems if p.status == "unknown"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"exec -a sglang-server /srv/venv/bin/python {LAUNCH}", f"exec -a python3 /srv/venv/bin/python {LAUNCH}",
+     f"cd /srv && exec -l python3 {LAUNCH}", f"exec -c python3 {LAUNCH}", f"exec -c nice -n 5 python3 {LAUNCH}",
+     f"exec -cl python3 {LAUNCH}", f"exec -a $NAME python3 {LAUNCH}", f"exec -a \"$NAME\" nice python3 {LAUNCH}"],
+)  # fmt: skip
+def test_exec_with_options_before_the_launch_is_unknown(text: str, mapping: Any) -> None:
+    assert "exec" in _unknowns(text, mapping), text  # fails before: allowed, exec's options stepped over
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"exec python3 {LAUNCH}", f"exec -- python3 {LAUNCH}", f"exec -a python3 python3 {LAUNCH}",
+     f"exec -a srv nice -n 5 python3 {LAUNCH}"],
+)  # fmt: skip
+def test_exec_that_changes_nothing_read_keeps_its_reading(text: str, mapping: Any) -> None:
+    assert "exec" not in _unknowns(text, mapping), text
+
+
+def test_exec_a_moves_the_interpreters_prefix() -> None:
+    # (the fact the unknown rests on, on this box's interpreter: its prefix comes from argv[0])
+    code = "import sys; print(sys.prefix)"
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)
+    named = subprocess.run(["bash", "-c", 'exec -a no-such-name-irobust10 "$0" -c "$1"', sys.executable, code],
+                           capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("not run from a virtual environment: the prefix has nowhere else to go")
+    assert plain.stdout.strip() == sys.prefix and named.stdout.strip() != sys.prefix
