@@ -1216,6 +1216,11 @@ def unplaced_before(
             got = read_flock(argv, k)
             if got.kind in ("none", "refused"):
                 return None  # (_flock_problem: blocked)
+            # (irobust10) its lock file and options, expanded by the shell first: `flock $L python ...` with L unset
+            # locks a file named python and runs `-m` (flock: failed to execute -m)
+            expanded = _expanded_before(argv, k, got.at) if unexpanded and got.at else None
+            if expanded is not None:
+                return _unplaced_problem(argv, k, expanded)
             if got.kind == "string":
                 return None if got.at == target else _unplaced_problem(argv, k, "runs another shell string")
             if got.at is None:

@@ -3,7 +3,9 @@ sglang.launch_server ...'`) was stepped over as if absent. bash's exec -a NAME /
 zeroth argument, from which CPython finds its prefix (run here, CPython 3.11: `exec -a foo VENV/bin/python` printed an
 empty sys.executable and the base interpreter's prefix, the venv's packages gone), and -c runs it with an empty
 environment; `exec -a $NAME` with NAME unset takes the launch's first word as the name. Each is now unknown, naming
-exec; a NAME that is the program's own word and exec without options keep their reading."""
+exec; a NAME that is the program's own word and exec without options keep their reading. Likewise a word the shell
+expands among flock's words (its lock file): `flock $L python ...` with L unset locks a file named python and runs
+`-m`."""
 
 from __future__ import annotations
 
@@ -58,3 +60,19 @@ def test_exec_a_moves_the_interpreters_prefix() -> None:
     if sys.prefix == sys.base_prefix:
         pytest.skip("not run from a virtual environment: the prefix has nowhere else to go")
     assert plain.stdout.strip() == sys.prefix and named.stdout.strip() != sys.prefix
+
+
+@pytest.mark.parametrize(
+    "prefix", ["flock $LOCK", "flock -w $W /tmp/l", "flock ${LOCK}", "timeout 60 flock `cat lockname`", "flock -n $L"]
+)
+def test_an_expanded_word_among_flocks_words_is_unknown(prefix: str, mapping: Any) -> None:
+    # fails before: allowed (flock $L with L unset locks a file named python and runs `-m`: flock fails to execute it);
+    # a value flock refuses as written (`-w $W`: not a number) already leaves the launch unread (a wrapper)
+    d = gate.derive(["bash", "-c", f"{prefix} python3 {LAUNCH}"], mapping, {})
+    unread = d.entrypoint != "launch-server"
+    assert unread or ("flock", "unknown") in [(p.subject, p.status) for p in d.problems], prefix
+
+
+@pytest.mark.parametrize("prefix", ["flock /tmp/l", "flock -w 5 /tmp/l", "flock /tmp/l env A=$B"])
+def test_flock_written_out_keeps_its_reading(prefix: str, mapping: Any) -> None:
+    assert "flock" not in _unknowns(f"{prefix} python3 {LAUNCH}", mapping), prefix
