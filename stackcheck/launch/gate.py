@@ -1043,6 +1043,12 @@ def _env_expanded(words: Sequence[str]) -> Problem | None:
     return None if why is None else _unplaced_problem(words, 0, why)
 
 
+#: (irobust10) bash's, zsh's and ksh's brace expansion (bash manual 3.5.1: `{a,b}`, `{0..3}`), which makes one word
+#: several before the program reads them: `taskset -c {0..3} python ...` is `taskset -c 0 1 2 3 python ...`, and
+#: taskset runs `1` (dash does none: the word stays, so the reading is unknown either way)
+_BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
+
+
 def _expanded_before(argv: Sequence[str], k: int, command: int, assignments: bool = True) -> str | None:
     """Why the command that the program at argv[k] runs from argv[command] is not placed, where a word between them
     (its options and their values, a shell string's words left unexpanded) holds an expansion the shell makes first
@@ -1052,7 +1058,8 @@ def _expanded_before(argv: Sequence[str], k: int, command: int, assignments: boo
     from stackcheck.redact import redact_argv
 
     for m in range(k + 1, command):
-        if _EXPANSION.search(argv[m]) and (assignments or not _ASSIGNMENT.match(argv[m])):
+        expands = _EXPANSION.search(argv[m]) or _BRACE_EXPANSION.search(argv[m])
+        if expands and (assignments or not _ASSIGNMENT.match(argv[m])):
             shown = redact_argv(argv[: m + 1])[m][:80]
             return (f"its word `{shown}` is expanded by the shell before {os.path.basename(argv[k])[:40]} reads it (an "
                     "empty value is no word, one with blanks several, moving where its command starts), which the "

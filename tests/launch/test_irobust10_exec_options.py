@@ -76,3 +76,18 @@ def test_an_expanded_word_among_flocks_words_is_unknown(prefix: str, mapping: An
 @pytest.mark.parametrize("prefix", ["flock /tmp/l", "flock -w 5 /tmp/l", "flock /tmp/l env A=$B"])
 def test_flock_written_out_keeps_its_reading(prefix: str, mapping: Any) -> None:
     assert "flock" not in _unknowns(f"{prefix} python3 {LAUNCH}", mapping), prefix
+
+
+@pytest.mark.parametrize(
+    ("prefix", "subject"),
+    [("taskset -c {0..3}", "taskset"), ("numactl -C {0,1}", "numactl"), ("nice -n 5 env -u {A,B}", "env"),
+     ("timeout -s {TERM,KILL} 60", "timeout")],
+)  # fmt: skip
+def test_a_brace_expansion_among_a_runners_words_is_unknown(prefix: str, subject: str, mapping: Any) -> None:
+    # fails before: allowed (bash makes `{0..3}` four words: taskset takes 0 and runs `1`)
+    assert subject in _unknowns(f"{prefix} python3 {LAUNCH}", mapping), prefix
+
+
+@pytest.mark.parametrize("prefix", ["taskset -c 0-3", "numactl -C 0,1", "systemd-run --scope --unit srv{1}"])
+def test_words_without_a_brace_list_keep_their_reading(prefix: str, mapping: Any) -> None:
+    assert _unknowns(f"{prefix} python3 {LAUNCH}", mapping) == [], prefix
