@@ -1734,7 +1734,7 @@ def interpreter_mismatch_problems(
     at = next((k for k in range(len(words)) if _entrypoint_at(words[k:], mapping)[0] is not None), None)
     if at is None:
         return []
-    from stackcheck.assembly.target import PY_NAME, _same_prefix, prefix_of, script_interpreter
+    from stackcheck.assembly.target import PY_NAME, _same_prefix, _venv_cfg_dir, prefix_of, script_interpreter
     from stackcheck.readers.fsview import HostView, which
 
     view = view if view is not None else HostView()
@@ -1751,7 +1751,10 @@ def interpreter_mismatch_problems(
     if runs is None:
         return []
     if isinstance(audited, str) and audited and _same_prefix(prefix_of(view, runs), prefix_of(view, audited)):
-        return []
+        if _venv_cfg_dir(view, runs) is not None or _same_file(view, runs, audited):
+            return []
+        # (irobust10) one prefix that is no venv holds several interpreters (/usr/bin/python3.10 and python3.12),
+        # each with its own lib/pythonX.Y/site-packages: the same prefix is not the same packages there
     from stackcheck.redact import redact_value
 
     shown, judged = redact_value(runs)[:200], redact_value(str(audited))[:200]
@@ -1759,6 +1762,14 @@ def interpreter_mismatch_problems(
                     f"one audited ({judged}, chosen by {python.get('chosen_by')}): the packages judged are not the "
                     f"server's (fail closed); gate it with --python {shown}, or run the gate from that environment",
                     observed=judged, required=shown)]  # fmt: skip
+
+
+def _same_file(view: Any, a: str, b: str) -> bool:
+    """Whether the interpreter paths a and b are one file through the view (their links resolved)."""
+    try:
+        return bool(view.realpath(a) == view.realpath(b))
+    except (OSError, ValueError):
+        return False
 
 
 def mpi_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: str) -> list[Problem]:
