@@ -62,9 +62,7 @@ _EXPORT = re.compile(r"export ([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"$`\\]*\"|'[^']*'|[
 _HEREDOC = re.compile(r"cat <<-?\s*(['\"]?)([A-Za-z_]+)\1")
 #: what makes a print line run or write something: command substitution, arithmetic with assignment, a
 #: default-assigning expansion, a list or pipe, a redirection (other than to stderr)
-_RUNS = re.compile(
-    r"\$\(|`|:=|;|&&|\|\||\||<|>(?!&2\b)|\bsource\b|\beval\b|^printf\s+(\S+\s+)*-v\b|\$\[|\$\{[^}]*\?"
-)
+_RUNS = re.compile(r"\$\(|`|:=|;|&&|\|\||\||<|>(?!&2\b)|\bsource\b|\beval\b|^printf\s+(\S+\s+)*-v\b|\$\[|\$\{[^}]*\?")
 #: (ifc62) `printf -v NAME ...` assigns NAME: a variable the image's Env exported reaches the command changed;
 #: (irobust10) `$[X=5]` is bash's old arithmetic (it assigns, as `$((X=5))` does, which `$(` already covers), and
 #: `${X?}` / `${X:?msg}` exit the non-interactive shell where X is unset, before `exec "$@"`

@@ -22,7 +22,7 @@ def test_a_print_line_that_assigns_or_exits_is_not_read(line: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["echo \"${X:-none}\"", "echo ${#X}", "echo ${X/a/b}", "echo 'rate 5?'", "printf '%s\\n' \"${A}\" >&2"]
+    "line", ['echo "${X:-none}"', "echo ${#X}", "echo ${X/a/b}", "echo 'rate 5?'", "printf '%s\\n' \"${A}\" >&2"]
 )
 def test_plain_print_lines_stay_read(line: str) -> None:
     assert part_exports(f"export A=1\n{line}\n") == ({"A": "1"}, None), line
