@@ -1731,7 +1731,12 @@ def interpreter_mismatch_problems(
     if entry is None or not isinstance(levels, list) or not levels:
         return []
     words = levels[-1]  # (the innermost command, whole: _level)
-    at = next((k for k in range(len(words)) if _entrypoint_at(words[k:], mapping)[0] is not None), None)
+    programs = {e.get("program") for e in _entries(mapping)}
+    # (irobust10: only an interpreter's or a program's word is tried, as runner_problems does: each try copies the
+    # words after it, so 20,000 words before the launch took 2.4-5 s here)
+    names = [os.path.basename(w) for w in words]
+    tried = (k for k, name in enumerate(names) if _PYTHON.match(name) or name in programs)
+    at = next((k for k in tried if _entrypoint_at(words[k:], mapping)[0] is not None), None)
     if at is None:
         return []
     from stackcheck.assembly.target import PY_NAME, _same_prefix, _venv_cfg_dir, prefix_of, script_interpreter
