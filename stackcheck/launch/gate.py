@@ -2045,8 +2045,10 @@ def _exec_options_problem(options: Sequence[str], rest: Sequence[str]) -> Proble
     PATH where it has no slash: `bash -c 'exec -a sglang /srv/venv/bin/python ...'` ran with an empty sys.executable
     and the base interpreter's prefix, the venv's packages gone; `exec -l` likewise; run here with CPython 3.11), and an
     expanded NAME may be no word at all. None where exec's options change nothing the launch reads."""
-    letters = "".join(w[1:] for w in options if w.startswith("-") and w != "-a")
     names = [options[i + 1] for i, w in enumerate(options[:-1]) if w == "-a"]
+    named = {i + 1 for i, w in enumerate(options[:-1]) if w == "-a"}  # (the places of -a's NAME words)
+    words = [w for i, w in enumerate(options) if i not in named and w != "-a"]
+    letters = "".join(w[1:] if w[1:].isascii() and w[1:].isalpha() else "?" for w in words)
     program = rest[0] if rest else ""
     why = None
     if "c" in letters:
@@ -2057,7 +2059,9 @@ def _exec_options_problem(options: Sequence[str], rest: Sequence[str]) -> Proble
         why = ("-l / -a NAME give the interpreter another zeroth argument, from which Python finds its prefix (a name "
                "without a slash is looked up on PATH), so its environment may not be the one judged")  # fmt: skip
     elif any(ch not in "acl" for ch in letters):
-        why = f"its options `{' '.join(options)[:60]}` are not exec's (-a NAME, -c, -l)"
+        from stackcheck.redact import redact_argv
+
+        why = f"its options `{' '.join(redact_argv(list(options)))[:60]}` are not exec's (-a NAME, -c, -l)"
     if why is None:
         return None
     return Problem("exec", "unknown", None, f"`exec` runs the launch with options: {why}; gate the command as it "

@@ -91,3 +91,10 @@ def test_a_brace_expansion_among_a_runners_words_is_unknown(prefix: str, subject
 @pytest.mark.parametrize("prefix", ["taskset -c 0-3", "numactl -C 0,1", "systemd-run --scope --unit srv{1}"])
 def test_words_without_a_brace_list_keep_their_reading(prefix: str, mapping: Any) -> None:
     assert _unknowns(f"{prefix} python3 {LAUNCH}", mapping) == [], prefix
+
+
+def test_exec_options_not_read_are_named_without_a_secret(mapping: Any) -> None:
+    text = f"exec -x -HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz01234 python3 {LAUNCH}"
+    d = gate.derive(["bash", "-c", text], mapping, {})
+    (message,) = [p.message for p in d.problems if p.subject == "exec"]
+    assert "are not exec's" in message and "hf_abcdefghijklmnop" not in message, message
