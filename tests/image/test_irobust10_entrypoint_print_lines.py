@@ -26,3 +26,12 @@ def test_a_print_line_that_assigns_or_exits_is_not_read(line: str) -> None:
 )
 def test_plain_print_lines_stay_read(line: str) -> None:
     assert part_exports(f"export A=1\n{line}\n") == ({"A": "1"}, None), line
+
+
+def test_a_line_of_unclosed_expansions_is_read_in_linear_time() -> None:
+    import time
+
+    line = "echo " + "${" * 60_000  # (a 120 KB line, under the part reader's 256 KiB cap)
+    start = time.process_time()
+    assert part_exports(f"{line}\n")[1] is None  # (no `?`, no command: a print)
+    assert time.process_time() - start < 1.0  # fails before: ~5 s (the regex scanned from each `${` to the end)
