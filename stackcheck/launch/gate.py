@@ -1046,7 +1046,14 @@ def _env_expanded(words: Sequence[str]) -> Problem | None:
 #: (irobust10) bash's, zsh's and ksh's brace expansion (bash manual 3.5.1: `{a,b}`, `{0..3}`), which makes one word
 #: several before the program reads them: `taskset -c {0..3} python ...` is `taskset -c 0 1 2 3 python ...`, and
 #: taskset runs `1` (dash does none: the word stays, so the reading is unknown either way)
-_BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
+def _brace_expansion(word: str) -> bool:
+    """Whether `word` holds a brace list `{...,...}` or range `{A..B}` (no blank or inner brace): one pass over its
+    parts (a regular expression took 6 s on a 40 KB word of commas after one `{`)."""
+    for part in word.split("{")[1:]:
+        inner, closed, _ = part.partition("}")
+        if closed and ("," in inner or ".." in inner) and not any(c.isspace() for c in inner):
+            return True
+    return False
 
 
 def _expanded_before(argv: Sequence[str], k: int, command: int, assignments: bool = True) -> str | None:
@@ -1058,7 +1065,7 @@ def _expanded_before(argv: Sequence[str], k: int, command: int, assignments: boo
     from stackcheck.redact import redact_argv
 
     for m in range(k + 1, command):
-        expands = _EXPANSION.search(argv[m]) or _BRACE_EXPANSION.search(argv[m])
+        expands = _EXPANSION.search(argv[m]) or _brace_expansion(argv[m])
         if expands and (assignments or not _ASSIGNMENT.match(argv[m])):
             shown = redact_argv(argv[: m + 1])[m][:80]
             return (f"its word `{shown}` is expanded by the shell before {os.path.basename(argv[k])[:40]} reads it (an "

@@ -98,3 +98,11 @@ def test_exec_options_not_read_are_named_without_a_secret(mapping: Any) -> None:
     d = gate.derive(["bash", "-c", text], mapping, {})
     (message,) = [p.message for p in d.problems if p.subject == "exec"]
     assert "are not exec's" in message and "hf_abcdefghijklmnop" not in message, message
+
+
+def test_a_long_word_with_an_open_brace_is_read_in_linear_time(mapping: Any) -> None:
+    import time
+
+    start = time.process_time()
+    _unknowns(f"taskset -c {{{',0' * 20_000} python3 {LAUNCH}", mapping)
+    assert time.process_time() - start < 1.0  # fails before: ~6 s (a regex backtracking over the commas)
