@@ -46,3 +46,17 @@ def test_a_long_duration_is_read_in_linear_time() -> None:
     assert time.process_time() - start < 0.5  # fails before: ~7 s
     assert _timeout_seconds("1.5m") == 90.0 and _timeout_seconds("5.") == 5.0 and _timeout_seconds(".5s") == 0.5
     assert _timeout_seconds("2d") == 172800.0 and _timeout_seconds("1.2.3") is None and _timeout_seconds("") is None
+
+
+@pytest.mark.parametrize("value", ["1" * 5000, "0" * 5000 + "300", "-" + "9" * 4400])
+def test_tinis_exit_status_of_many_digits_is_refused_not_a_crash(value: str, mapping: Any) -> None:
+    d = gate.derive(["tini", "-e", value, "--", *LAUNCH], mapping, {})  # fails before: ValueError out of int()
+    assert ("tini", "unknown") in [(p.subject, p.status) for p in d.problems]
+
+
+def test_tinis_exit_statuses_as_strtol_reads_them() -> None:
+    from stackcheck.launch.runners import _tini_status
+
+    assert _tini_status("0") is None and _tini_status("255") is None and _tini_status(" 007") is None
+    assert _tini_status("-0") is None and _tini_status("0" * 5000 + "143") is None and _tini_status("") is None
+    assert _tini_status("256") is not None and _tini_status("-1") is not None and _tini_status("x") is not None
