@@ -1165,6 +1165,19 @@ def _env_expanded(words: Sequence[str]) -> Problem | None:
     return None if why is None else _unplaced_problem(words, 0, why)
 
 
+#: (irobust10) bash's, zsh's and ksh's brace expansion (bash manual 3.5.1: `{a,b}`, `{0..3}`), which makes one word
+#: several before the program reads them: `taskset -c {0..3} python ...` is `taskset -c 0 1 2 3 python ...`, and
+#: taskset runs `1` (dash does none: the word stays, so the reading is unknown either way)
+def _brace_expansion(word: str) -> bool:
+    """Whether `word` holds a brace list `{...,...}` or range `{A..B}` (no blank or inner brace): one pass over its
+    parts (a regular expression took 6 s on a 40 KB word of commas after one `{`)."""
+    for part in word.split("{")[1:]:
+        inner, closed, _ = part.partition("}")
+        if closed and ("," in inner or ".." in inner) and not any(c.isspace() for c in inner):
+            return True
+    return False
+
+
 def _expanded_before(argv: Sequence[str], k: int, command: int, assignments: bool = True) -> str | None:
     """Why the command that the program at argv[k] runs from argv[command] is not placed, where a word between them
     (its options and their values, a shell string's words left unexpanded) holds an expansion the shell makes first
@@ -1174,7 +1187,8 @@ def _expanded_before(argv: Sequence[str], k: int, command: int, assignments: boo
     from stackcheck.redact import redact_argv
 
     for m in range(k + 1, command):
-        if _EXPANSION.search(argv[m]) and (assignments or not _ASSIGNMENT.match(argv[m])):
+        expands = _EXPANSION.search(argv[m]) or _brace_expansion(argv[m])
+        if expands and (assignments or not _ASSIGNMENT.match(argv[m])):
             shown = redact_argv(argv[: m + 1])[m][:80]
             return (f"its word `{shown}` is expanded by the shell before {os.path.basename(argv[k])[:40]} reads it (an "
                     "empty value is no word, one with blanks several, moving where its command starts), which the "
@@ -1338,6 +1352,11 @@ def unplaced_before(
             got = read_flock(argv, k)
             if got.kind in ("none", "refused"):
                 return None  # (_flock_problem: blocked)
+            # (irobust10) its lock file and options, expanded by the shell first: `flock $L python ...` with L unset
+            # locks a file named python and runs `-m` (flock: failed to execute -m)
+            expanded = _expanded_before(argv, k, got.at) if unexpanded and got.at else None
+            if expanded is not None:
+                return _unplaced_problem(argv, k, expanded)
             if got.kind == "string":
                 return None if got.at == target else _unplaced_problem(argv, k, "runs another shell string")
             if got.at is None:
@@ -1833,7 +1852,7 @@ def interpreter_mismatch_problems(
     if not isinstance(python, Mapping) or python.get("chosen_by") in ("--python", "--env", "STACKCHECK_PYTHON"):
         return []
     audited = python.get("executable")
-    from stackcheck.assembly.target import PY_NAME, _same_prefix, prefix_of, script_interpreter
+    from stackcheck.assembly.target import PY_NAME, _same_prefix, _venv_cfg_dir, prefix_of, script_interpreter
     from stackcheck.readers.fsview import HostView
 
     view = view if view is not None else HostView()
@@ -1845,7 +1864,10 @@ def interpreter_mismatch_problems(
     if runs is None:
         return []
     if isinstance(audited, str) and audited and _same_prefix(prefix_of(view, runs), prefix_of(view, audited)):
-        return []
+        if _venv_cfg_dir(view, runs) is not None or _same_file(view, runs, audited):
+            return []
+        # (irobust10) one prefix that is no venv holds several interpreters (/usr/bin/python3.10 and python3.12),
+        # each with its own lib/pythonX.Y/site-packages: the same prefix is not the same packages there
     from stackcheck.redact import redact_value
 
     shown, judged = redact_value(runs)[:200], redact_value(str(audited))[:200]
@@ -1871,7 +1893,12 @@ def _launch_program(
     if entry is None or not isinstance(levels, list) or not levels:
         return None
     words = levels[-1]  # (the innermost command, whole: _level)
-    at = next((k for k in range(len(words)) if _entrypoint_at(words[k:], mapping)[0] is not None), None)
+    programs = {e.get("program") for e in _entries(mapping)}
+    # (irobust10: only an interpreter's or a program's word is tried, as runner_problems does: each try copies the
+    # words after it, so 20,000 words before the launch took 2.4-5 s here)
+    names = [os.path.basename(w) for w in words]
+    tried = (k for k, name in enumerate(names) if _PYTHON.match(name) or name in programs)
+    at = next((k for k in tried if _entrypoint_at(words[k:], mapping)[0] is not None), None)
     if at is None:
         return None
     word = words[at]
@@ -1984,6 +2011,14 @@ def interpreter_script_problems(
                     observed=shown, required="an interpreter run with the launch's environment")]  # fmt: skip
 
 
+def _same_file(view: Any, a: str, b: str) -> bool:
+    """Whether the interpreter paths a and b are one file through the view (their links resolved)."""
+    try:
+        return bool(view.realpath(a) == view.realpath(b))
+    except (OSError, ValueError):
+        return False
+
+
 def mpi_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: str) -> list[Problem]:
     """An Open MPI mpirun read as running the launch here (-np 1, no host: Derived.mpi_local) whose installation's
     default hostfile or MCA parameter files may give it another host (igap56: it was allowed whatever they held).
@@ -2075,6 +2110,7 @@ def _shell_launch(
         k = 0
         after_exec = False  # (irobust6: `exec A=1 python ...`: after exec an assignment is its command, exit 127)
         timed: str | None = None  # (igap54: the assignment word after `time`, which dash runs as a program)
+        exec_words: list[str] = []  # (irobust10: exec's own options, `-a NAME` / `-c` / `-l`: _exec_options_problem)
         while k < len(words) and (words[k] in _SHELL_PREFIX or (_ASSIGNMENT.match(words[k]) and not after_exec)):
             if words[k] == "time":  # (bash's `time -p`; `--` ends its options in bash 5)
                 while k + 1 < len(words) and words[k + 1] in ("-p", "--"):
@@ -2084,6 +2120,7 @@ def _shell_launch(
             if words[k] == "exec":  # `exec -a NAME`, `exec -cl`: exec's own options
                 after_exec = True
                 while k + 1 < len(words) and words[k + 1].startswith("-") and words[k + 1] != "--":
+                    exec_words += words[k + 1 : k + 3] if words[k + 1] == "-a" else words[k + 1 : k + 2]
                     k += 2 if words[k + 1] == "-a" else 1
                 if k + 1 < len(words) and words[k + 1] == "--":
                     k += 1
@@ -2151,6 +2188,9 @@ def _shell_launch(
                 trace.setdefault("runner_problems", []).extend(
                     ([_assignment_problem(*bad)] if bad is not None else []) + runner_problems(argv, mapping)
                 )
+                odd_exec = _exec_options_problem(exec_words, rest) if exec_words else None
+                if odd_exec is not None:
+                    trace["runner_problems"].append(odd_exec)
                 late = time_problem(timed, shell) if timed is not None else None
                 if late is not None:
                     trace["runner_problems"].append(late)
@@ -2229,6 +2269,45 @@ def _shell_start_files(argv: Sequence[str], at: int, env: Mapping[str, str]) -> 
     if shell == "bash" and env.get("BASH_ENV"):
         return "bash with BASH_ENV set (bash reads that file first)"
     return None
+
+
+#: bash manual 4.1 Bourne Shell Builtins, exec: "If the -l option is supplied, the shell places a dash at the beginning
+#: of the zeroth argument passed to command ... The -c option causes command to be executed with an empty environment.
+#: If -a is supplied, the shell passes name as the zeroth argument to command"
+EXEC_SOURCE = {
+    "title": "bash manual 4.1 Bourne Shell Builtins: exec [-cl] [-a name] [command [arguments]]",
+    "url": "https://www.gnu.org/software/bash/manual/bash.html#Bourne-Shell-Builtins",
+}
+
+
+def _exec_options_problem(options: Sequence[str], rest: Sequence[str]) -> Problem | None:
+    """The unknown of a launch run by the shell's `exec` with options (irobust10; `options`: exec's words before its
+    command, `rest` the words from `exec`'s command on): -c runs it with an empty environment, not the one the gate
+    judges; -l or -a NAME hand an interpreter another zeroth argument, from which CPython finds its prefix (looked up on
+    PATH where it has no slash: `bash -c 'exec -a sglang /srv/venv/bin/python ...'` ran with an empty sys.executable
+    and the base interpreter's prefix, the venv's packages gone; `exec -l` likewise; run here with CPython 3.11), and an
+    expanded NAME may be no word at all. None where exec's options change nothing the launch reads."""
+    names = [options[i + 1] for i, w in enumerate(options[:-1]) if w == "-a"]
+    named = {i + 1 for i, w in enumerate(options[:-1]) if w == "-a"}  # (the places of -a's NAME words)
+    words = [w for i, w in enumerate(options) if i not in named and w != "-a"]
+    letters = "".join(w[1:] if w[1:].isascii() and w[1:].isalpha() else "?" for w in words)
+    program = rest[0] if rest else ""
+    why = None
+    if "c" in letters:
+        why = "-c runs the command with an empty environment, not the one the gate reads"
+    elif any(_EXPANSION.search(n) for n in names):
+        why = "-a takes a word the shell expands (an empty value is no word, moving where its command starts)"
+    elif _PYTHON.match(os.path.basename(program)) and ("l" in letters or any(n != program for n in names)):
+        why = ("-l / -a NAME give the interpreter another zeroth argument, from which Python finds its prefix (a name "
+               "without a slash is looked up on PATH), so its environment may not be the one judged")  # fmt: skip
+    elif any(ch not in "acl" for ch in letters):
+        from stackcheck.redact import redact_argv
+
+        why = f"its options `{' '.join(redact_argv(list(options)))[:60]}` are not exec's (-a NAME, -c, -l)"
+    if why is None:
+        return None
+    return Problem("exec", "unknown", None, f"`exec` runs the launch with options: {why}; gate the command as it "
+                   "runs without them", [EXEC_SOURCE])  # fmt: skip
 
 
 def _in_shell_problem(command: str, start: bool = False) -> Problem:
