@@ -2574,6 +2574,20 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
     return "auto"
 
 
+def launch_model_moe(models: Mapping[str, Any]) -> bool | None:
+    """launch.model_moe (icubin3): whether the launch runs any MoE layer, from the config.json keys the gate's
+    preflight read by role (model_attention): True where the served model or the speculative draft model it names
+    has routed experts (_model_moe), False where the model and that draft were both read as dense (a launch without a
+    draft model runs the target's own layers as its draft, SGLang's default), None where either was not read or
+    its experts could not be told (the rules on the MoE runners stay as they were: fail closed)."""
+    if "model" not in models:
+        return None
+    found = [_model_moe(models.get(role)) for role in ("model", "draft model") if role in models]
+    if any(m is True for m in found):
+        return True
+    return False if all(m is False for m in found) else None
+
+
 def model_attention(pre: Any) -> dict[str, Any]:
     """The attention keys of each model's config.json the gate's preflight read, by role ("model", "draft model");
     a role the preflight looked for but could not read maps to None, one the command does not name is absent."""

@@ -258,6 +258,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "a release outside the entry's `read`, the audit)",
         ),
         FactDoc(
+            ("launch.model_moe",),
+            "whether the launch runs any MoE layer: true where the served model's config.json or its draft model's "
+            "names routed experts, false where both were read as dense (stackcheck/launch/refusals.py "
+            "launch_model_moe), for the rules on the MoE runner SGLang may pick itself: set by `gate`; absent "
+            "otherwise (a model or draft not read, or its experts not told)",
+        ),
+        FactDoc(
             ("launch.model_quant_loaded",),
             "the config class the installed SGLang loads the served model's ModelOpt MIXED_PRECISION checkpoint "
             "with, where the gate decides it (preflight.json model.w4afp8_moe): `modelopt_mixed` whatever "
