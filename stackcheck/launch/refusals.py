@@ -2562,6 +2562,8 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
             method = own if pick.get("quantization_from") == "checkpoint" else quant
             if "a2a" in pick and a2a != pick.get("a2a"):
                 return "unread"
+            if method is None and pick.get("unquantized") is True:
+                return str(pick.get("backend"))  # no quantization at all: the pick's `quantization is None` (icubin3)
             if method not in [str(q) for q in pick.get("quantizations") or []]:
                 return "unread"
             return str(pick.get("backend"))
