@@ -70,3 +70,14 @@ def test_a_quantized_launch_is_left_to_its_feature(cwd: Path) -> None:
 
 def test_hopper_is_not_sm100(cwd: Path) -> None:
     assert check_rules(cwd, "h200-newest", "ds3-bf16") == {}
+
+
+def test_the_runner_given_on_an_unquantized_moe_model_runs_trtllm_bf16_moe(cwd: Path) -> None:
+    # --moe-runner-backend flashinfer_trtllm on a BF16 MoE model: FusedMoE's unquantized method takes the same
+    # trtllm_bf16_moe (no feature judged it: the flag's choice needs nothing)
+    given = ("--moe-runner-backend", "flashinfer_trtllm")
+    assert check_rules(cwd, "b200-cubins-offline", "qwen3moe-bf16", *given).get("unquantized-flag") == "fail"
+    assert check_rules(cwd, "b200-cubins-offline", "llama-bf16", *given) == {}  # dense: no MoE layer
+    unread = check_rules(cwd, "b200-cubins-offline", "not-here", *given)
+    assert unread.get("unquantized-flag-unread") == "unknown"  # not read: its experts unknown, never ok
+    assert check_rules(cwd, "h200-newest", "qwen3moe-bf16", *given) == {}
