@@ -251,7 +251,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             ("launch.moe_runner_auto",),
             "the MoE runner SGLang picks itself for the served model where --moe-runner-backend is auto or not "
             "given (launch.json refusals.auto.moe_runner): `flashinfer_trtllm` for the DeepSeek family with an FP8 "
-            "or ModelOpt checkpoint and no all-to-all backend, `flashinfer_mxfp4` for a GPT-OSS MXFP4 checkpoint "
+            "or ModelOpt checkpoint (or none) and no all-to-all backend, the Qwen3-MoE family's likewise (icubin3), "
+            "`flashinfer_mxfp4` for a GPT-OSS MXFP4 checkpoint "
             "(0.5.20-0.5.23; the GPU side is the rule's `when`), "
             "`unread` where an override not modelled may pick one or the model was not read, `auto` where SGLang "
             "picks none: set by `gate` once its preflight looked for the model; absent otherwise (a runner given, "

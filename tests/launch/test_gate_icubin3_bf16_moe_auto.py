@@ -60,7 +60,8 @@ def test_a_bf16_deepseek_model_on_sm100_runs_trtllm_bf16_moe(cwd: Path) -> None:
 def test_a_runner_given_an_a2a_backend_or_another_model_is_not_this_pick(cwd: Path) -> None:
     assert check_rules(cwd, "b200-cubins-offline", "ds3-bf16", "--moe-runner-backend", "triton") == {}
     assert check_rules(cwd, "b200-cubins-offline", "llama-bf16") == {}
-    assert check_rules(cwd, "b200-cubins-offline", "qwen3moe-bf16") == {}  # unmodelled override: not claimed here
+    # model_overrides/qwen3_moe.py picks flashinfer_trtllm for no quantization too (modelled by icubin3)
+    assert check_rules(cwd, "b200-cubins-offline", "qwen3moe-bf16").get("unquantized-auto") == "fail"
 
 
 def test_a_quantized_launch_is_left_to_its_feature(cwd: Path) -> None:

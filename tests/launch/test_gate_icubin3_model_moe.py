@@ -35,6 +35,9 @@ MODELS = {
     "moe": config(
         "Qwen3MoeForCausalLM", "qwen3_moe", num_experts=16, moe_intermediate_size=512, quantization_config=NVFP4
     ),
+    "glm45-dense": config(
+        "Glm4MoeForCausalLM", "glm4_moe", n_routed_experts=1, intermediate_size=8192, quantization_config=BLOCK_FP8
+    ),
     "qwen35-dense": config(
         "Qwen3_5ForConditionalGeneration", "qwen3_5", intermediate_size=8192, quantization_config=BLOCK_FP8
     ),
@@ -86,7 +89,14 @@ def test_a_draft_model_with_experts_keeps_it_unknown(cwd: Path) -> None:
 
 
 def test_a_dense_model_of_an_unmodelled_override_runs_no_moe_layer(cwd: Path) -> None:
-    # Qwen3_5ForConditionalGeneration is on the unmodelled list (its override may set a flashinfer runner): the pick
-    # is not read, but a dense checkpoint of it has no MoE layer for that runner to run
-    assert "moe-bmm-cubins-auto-unread" not in rules(cwd, "fp8-block-gemm", "qwen35-dense")
-    assert rules(cwd, "fp8-block-gemm", "qwen35-moe").get("moe-bmm-cubins-auto-unread") == "unknown"
+    # Glm4MoeForCausalLM is on the unmodelled list (its override may set a flashinfer runner): the pick is not read,
+    # but a checkpoint of it with no routed experts has no MoE layer for that runner to run
+    assert "moe-bmm-cubins-auto-unread" not in rules(cwd, "fp8-block-gemm", "glm45-dense")
+
+
+def test_a_dense_model_of_a_modelled_pick_runs_no_moe_layer(cwd: Path) -> None:
+    # Qwen3_5ForConditionalGeneration's override picks flashinfer_trtllm on SM100 whatever its experts: a dense
+    # checkpoint runs no MoE layer on it, an MoE one does
+    dense = rules(cwd, "fp8-block-gemm", "qwen35-dense")
+    assert "moe-bmm-cubins-auto" not in dense and "moe-bmm-cubins-auto-unread" not in dense
+    assert rules(cwd, "fp8-block-gemm", "qwen35-moe").get("moe-bmm-cubins-auto") == "fail"
