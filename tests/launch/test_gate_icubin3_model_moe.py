@@ -100,3 +100,10 @@ def test_a_dense_model_of_a_modelled_pick_runs_no_moe_layer(cwd: Path) -> None:
     dense = rules(cwd, "fp8-block-gemm", "qwen35-dense")
     assert "moe-bmm-cubins-auto" not in dense and "moe-bmm-cubins-auto-unread" not in dense
     assert rules(cwd, "fp8-block-gemm", "qwen35-moe").get("moe-bmm-cubins-auto") == "fail"
+
+
+def test_an_nvfp4_moe_checkpoint_of_a_modelled_pick_runs_the_trtllm_fp4_moe(cwd: Path) -> None:
+    # model_overrides/qwen3_moe.py picks flashinfer_trtllm for modelopt_fp4 on SM100; ModelOpt's NVFP4 MoE method then
+    # runs trtllm_fp4_block_scale_moe (TRTLLM_GEN_BMM): blocked on the offline box, not only 'may or may not'
+    assert rules(cwd, "nvfp4", "moe").get("bmm-cubins-auto") == "fail"
+    assert "bmm-cubins-auto" not in rules(cwd, "nvfp4", "moe", "--moe-runner-backend", "triton")
