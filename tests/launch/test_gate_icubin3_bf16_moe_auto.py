@@ -31,6 +31,7 @@ def config(arch: str, model_type: str, **extra: Any) -> dict[str, Any]:
 MODELS = {
     "ds3-bf16": config("DeepseekV3ForCausalLM", "deepseek_v3", n_routed_experts=16, moe_intermediate_size=512, **MLA),
     "qwen3moe-bf16": config("Qwen3MoeForCausalLM", "qwen3_moe", num_experts=16, moe_intermediate_size=512),
+    "glm45-bf16": config("Glm4MoeForCausalLM", "glm4_moe", n_routed_experts=16, moe_intermediate_size=512),
     "llama-bf16": config("LlamaForCausalLM", "llama", intermediate_size=8192),
 }
 
@@ -82,3 +83,9 @@ def test_the_runner_given_on_an_unquantized_moe_model_runs_trtllm_bf16_moe(cwd: 
     unread = check_rules(cwd, "b200-cubins-offline", "not-here", *given)
     assert unread.get("unquantized-flag-unread") == "unknown"  # not read: its experts unknown, never ok
     assert check_rules(cwd, "h200-newest", "qwen3moe-bf16", *given) == {}
+
+
+def test_glm45_without_quantization_runs_trtllm_bf16_moe(cwd: Path) -> None:
+    # model_overrides/glm4_moe.py: modelopt_fp4 or no quantization, no all-to-all backend -> flashinfer_trtllm
+    assert check_rules(cwd, "b200-cubins-offline", "glm45-bf16").get("unquantized-auto") == "fail"
+    assert check_rules(cwd, "b200-cubins-offline", "glm45-bf16", "--moe-a2a-backend", "deepep") == {}
