@@ -929,6 +929,15 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, {"moe_runner_auto": picked})
+        # icubin3: whether the launch runs any MoE layer (the model's and its draft's config.json), which the rules on
+        # the MoE runner SGLang may pick itself read (a dense model runs no trtllm-gen fused MoE: no BMM cubins)
+        from stackcheck.launch.refusals import launch_model_moe
+
+        moe_layers = launch_model_moe(model_attention(pre))
+        if moe_layers is not None:
+            from stackcheck.assembly.pipeline import reevaluate
+
+            ctx = reevaluate(report, ctx, opts, {"model_moe": moe_layers})
         if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
             from stackcheck.assembly.pipeline import reevaluate
 

@@ -2562,6 +2562,8 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
             method = own if pick.get("quantization_from") == "checkpoint" else quant
             if "a2a" in pick and a2a != pick.get("a2a"):
                 return "unread"
+            if method is None and pick.get("unquantized") is True:
+                return str(pick.get("backend"))  # no quantization at all: the pick's `quantization is None` (icubin3)
             if method not in [str(q) for q in pick.get("quantizations") or []]:
                 return "unread"
             return str(pick.get("backend"))
@@ -2572,6 +2574,20 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
     if quant in [str(q) for q in spec.get("unmodelled_quantizations") or []] or a2a != "none":
         return "unread"
     return "auto"
+
+
+def launch_model_moe(models: Mapping[str, Any]) -> bool | None:
+    """launch.model_moe (icubin3): whether the launch runs any MoE layer, from the config.json keys the gate's
+    preflight read by role (model_attention): True where the served model or the speculative draft model it names
+    has routed experts (_model_moe), False where the model and that draft were both read as dense (a launch without a
+    draft model runs the target's own layers as its draft, SGLang's default), None where either was not read or
+    its experts could not be told (the rules on the MoE runners stay as they were: fail closed)."""
+    if "model" not in models:
+        return None
+    found = [_model_moe(models.get(role)) for role in ("model", "draft model") if role in models]
+    if any(m is True for m in found):
+        return True
+    return False if all(m is False for m in found) else None
 
 
 def model_attention(pre: Any) -> dict[str, Any]:

@@ -251,11 +251,19 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             ("launch.moe_runner_auto",),
             "the MoE runner SGLang picks itself for the served model where --moe-runner-backend is auto or not "
             "given (launch.json refusals.auto.moe_runner): `flashinfer_trtllm` for the DeepSeek family with an FP8 "
-            "or ModelOpt checkpoint and no all-to-all backend, `flashinfer_mxfp4` for a GPT-OSS MXFP4 checkpoint "
+            "or ModelOpt checkpoint (or none) and no all-to-all backend, the Qwen3-MoE family's likewise (icubin3), "
+            "`flashinfer_mxfp4` for a GPT-OSS MXFP4 checkpoint "
             "(0.5.20-0.5.23; the GPU side is the rule's `when`), "
             "`unread` where an override not modelled may pick one or the model was not read, `auto` where SGLang "
             "picks none: set by `gate` once its preflight looked for the model; absent otherwise (a runner given, "
             "a release outside the entry's `read`, the audit)",
+        ),
+        FactDoc(
+            ("launch.model_moe",),
+            "whether the launch runs any MoE layer: true where the served model's config.json or its draft model's "
+            "names routed experts, false where both were read as dense (stackcheck/launch/refusals.py "
+            "launch_model_moe), for the rules on the MoE runner SGLang may pick itself: set by `gate`; absent "
+            "otherwise (a model or draft not read, or its experts not told)",
         ),
         FactDoc(
             ("launch.model_quant_loaded",),

@@ -52,6 +52,9 @@ MODELS = {
     "qwen3moe": config(
         "Qwen3MoeForCausalLM", "qwen3_moe", num_experts=16, moe_intermediate_size=512, quantization_config=BLOCK_FP8
     ),
+    "glm45": config(
+        "Glm4MoeForCausalLM", "glm4_moe", n_routed_experts=16, moe_intermediate_size=512, quantization_config=BLOCK_FP8
+    ),
     "llama": config("LlamaForCausalLM", "llama", intermediate_size=8192, quantization_config=BLOCK_FP8),
 }
 
@@ -88,8 +91,14 @@ def test_a_runner_given_or_an_all_to_all_backend_is_not_the_auto_pick(cwd: Path)
 
 
 def test_an_override_not_modelled_is_unknown_and_a_model_without_one_is_not_judged(cwd: Path) -> None:
-    # qwen3_moe.py sets flashinfer_trtllm on SM100 under conditions not modelled here: unknown, never ok
-    assert fp8_rules(cwd, "b200-cubins-offline", "qwen3moe").get("moe-bmm-cubins-auto-unread") == "unknown"
+    # glm4_moe.py sets a flashinfer runner on SM100 under conditions not modelled here: unknown, never ok
+    assert fp8_rules(cwd, "b200-cubins-offline", "glm45").get("moe-bmm-cubins-auto-unread") == "unknown"
+
+
+def test_the_qwen3_moe_family_on_sm100_runs_the_trtllm_moe_and_its_bmm_cubins(cwd: Path) -> None:
+    # icubin3: model_overrides/qwen3_moe.py is a static function of the architecture, the quantization and the
+    # all-to-all backend (fp8 / modelopt_fp4 / none -> flashinfer_trtllm): modelled, no longer unread
+    assert fp8_rules(cwd, "b200-cubins-offline", "qwen3moe").get("moe-bmm-cubins-auto") == "fail"
     llama = fp8_rules(cwd, "b200-cubins-offline", "llama")  # no override of LlamaForCausalLM sets a MoE runner
     assert "moe-bmm-cubins-auto" not in llama and "moe-bmm-cubins-auto-unread" not in llama
 
