@@ -34,6 +34,7 @@ def _family(tmp: Path) -> tuple[Path, list[str]]:
         "dir.cubin": ("dir", None),
         "fifo.cubin": ("fifo", None),
         "null.cubin": ("link", Path("/dev/null")),
+        "two..dots.cubin": b"y",
     }
     names: list[str] = []
     for sub in ("", "kernels/", "kernels/deeper/"):
@@ -52,7 +53,8 @@ def _family(tmp: Path) -> tuple[Path, list[str]]:
             names.append(sub + leaf)
         names.append(sub + "absent.cubin")
     names += ["nowhere/x.cubin", "kernels/./file.cubin"]
-    manifest = "".join(f"{hashlib.sha256(n.encode()).hexdigest()} {n}\n" for n in names).encode()
+    escapes = ["../escape.cubin", "kernels/../file.cubin", "kernels/..", "/abs.cubin"]  # (never listed)
+    manifest = "".join(f"{hashlib.sha256(n.encode()).hexdigest()} {n}\n" for n in names + escapes).encode()
     (fam / "checksums.txt").write_bytes(manifest)
     return fam, names
 
@@ -75,10 +77,32 @@ def _reference(view: Any, family_dir: str, names: list[str]) -> list[str]:
     return missing
 
 
+class _NoHostPath:
+    """A view with no host path (as an image's): every name goes through the view's own stat."""
+
+    def __init__(self, inner: HostView) -> None:
+        self.inner = inner
+
+    def listdir(self, path: str) -> list[str]:
+        return list(self.inner.listdir(path))
+
+    def stat(self, path: str, follow_symlinks: bool = True) -> Any:
+        return self.inner.stat(path, follow_symlinks)
+
+    def realpath(self, path: str) -> str:
+        return str(self.inner.realpath(path))
+
+    def read_bytes(self, path: str, limit: int) -> bytes:
+        return bytes(self.inner.read_bytes(path, limit))
+
+
 @pytest.mark.parametrize("rooted", [False, True])
-def test_the_fast_reading_gives_the_straightforward_answer(tmp_path: Path, rooted: bool) -> None:
+@pytest.mark.parametrize("hidden", [False, True])
+def test_the_fast_reading_gives_the_straightforward_answer(tmp_path: Path, rooted: bool, hidden: bool) -> None:
     fam, names = _family(tmp_path)
     view: Any = HostView(str(tmp_path)) if rooted else HostView()
+    if hidden:
+        view = _NoHostPath(view)
     family_dir = "/" + str(fam.relative_to(tmp_path)) if rooted else str(fam)
     want = _reference(view, family_dir, names)
     assert "kernels/file.cubin" not in want and "kernels/relative-link.cubin" not in want  # (a real shape)
