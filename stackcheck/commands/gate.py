@@ -1172,6 +1172,9 @@ _LIVE_MODULES = (
     "stackcheck.probes.gpu_usage",
     "stackcheck.launch.preflight.architecture",
 )
+# (igap58) the live gate's wrapper-script check reads JIT_ENV / CUBIN_ENV after the facts; a gate of saved facts may
+# import it too (an env prefix's loader path), so it is not among the live checks' own modules above
+_LIVE_ALSO = ("stackcheck.launch.facts_loader_path",)
 
 
 def later_modules(live: bool, advice: bool, fmt: str, preflight: bool = False) -> tuple[str, ...]:
@@ -1183,7 +1186,7 @@ def later_modules(live: bool, advice: bool, fmt: str, preflight: bool = False) -
         *(_ADVICE_MODULES if advice else ()),
         *(_PREFLIGHT_MODULES if preflight else ()),
         *(_TEXT_MODULES if fmt == "text" else ()),
-        *(_LIVE_MODULES if live else ()),
+        *(_LIVE_MODULES + _LIVE_ALSO if live else ()),
     )
 
 
