@@ -490,9 +490,23 @@ def _report(path: Path, tp: int, extra: tuple[tuple[str, Any], ...] = ()) -> Rep
     return _REPORTS[key]
 
 
+#: items whose rules read a launch fact a value flag gives (no {"flag": F, "present": true} in their scope): the flag
+#: and value, and the launch facts they give. moe-trtllm-gen-cubins (icubin3): `--moe-runner-backend flashinfer_trtllm`
+#: on a model the gate does not read (`--model-path m`) is its stated unknown (unquantized-flag-unread) where the BMM
+#: cubins are not ready (b200-cubins-offline)
+_VALUE_FLAGS: dict[str, tuple[list[str], tuple[tuple[str, Any], ...]]] = {
+    "moe-trtllm-gen-cubins": (
+        ["--moe-runner-backend", "flashinfer_trtllm"],
+        (("moe_runner_backend", "flashinfer_trtllm"),),
+    ),
+}
+
+
 def _flag_launch(kind: str, item: str, rule: str | None) -> tuple[list[str], tuple[tuple[str, Any], ...]]:
     """The flags a rule's own scope (or the item's) asks for ({"flag": F, "present": true}: --enable-symm-mem) and
     the launch facts they give (launch.json options' `fact`), so the walk reads the rule where such a launch would."""
+    if item in _VALUE_FLAGS:
+        return list(_VALUE_FLAGS[item][0]), _VALUE_FLAGS[item][1]
     rb = _scope(kind, item, rule)  # rule None: the item's own scope (extension-torch-abi-lmcache: --enable-lmcache)
     flags = [str(c["flag"]) for c in rb.get("when") or [] if isinstance(c, dict) and "flag" in c and c.get("present")]
     facts = tuple((str(o["fact"]), True) for o in MANIFESTS.launch["options"]
@@ -643,6 +657,9 @@ def test_every_launch_items_are_data_not_code() -> None:
             # idkm: a GPU the loaded kernel-module flavour cannot initialise (Blackwell under the proprietary
             # flavour) is no device to CUDA (its rule flavour-not-read, a flavour not read, is scoped to no launch)
             "driver-kernel-modules",
+            # icubin3: the trtllm-gen fused MoE an unquantized MoE model runs on SM100 (the MoE runner SGLang picks
+            # itself, or --moe-runner-backend flashinfer_trtllm) loads the TRTLLM_GEN_BMM cubins
+            "moe-trtllm-gen-cubins",
         ]
     )
     rules = sorted(f"{c['id']}:{r['id']}" for c in MANIFESTS.checks for r in c.get("rules") or []
