@@ -902,11 +902,17 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
 #: coreutils of Ubuntu 25.10 and later) takes it as the end of its options and runs `true`.
 TIMEOUT = Runner("ks", "fpv", _f("kill-after", "signal"), _f("foreground", "preserve-status", "verbose"), 1, "",
                  _f("help", "version"))  # fmt: skip
-#: the DURATION forms read: decimal digits with an optional fraction and one suffix (strtod's other forms, blanks,
-#: hexadecimal, an exponent, inf: not read, so unknown)
+#: the DURATION forms read (imend12), those GNU coreutils' parse_duration (src/timeout.c: xstrtod with cl_strtod,
+#: ERANGE taken, then at most one of s m h d) and both uutils readers (uucore parse_time.rs: Rust's f64 parse of the
+#: word less its suffix, and its later num_parser) take alike: decimal digits with an optional fraction and an optional
+#: exponent (`1.5e3`, `5.`, `.5`, `1E2s`), or `inf` / `infinity` (no limit) with no suffix but s. Not read, so unknown:
+#: hexadecimal (`0x10`: GNU's strtod and the later uutils take it, the earlier uutils refuses it, exit 125), `INF`
+#: (the earlier uutils takes only lower case), a sign or leading blanks (Rust's parse refuses blanks), a decimal comma
+#: (GNU takes it only in such a locale). Run here (GNU coreutils 9.1): 1.5e3, 1E2s, 5., .5, inf, infinity, 0x10,
+#: 0x1p2, INF, ' 5', +5, 1e400, 1e-400 run the command; 1e, nan, '5 ', 1,5, 0x exit 125
 #: (irobust10: `\d+\.?\d*` split a run of digits every way before failing, 7 s on 20,000 digits and an `x`; the
-#: fraction is now one optional group after the digits, so the reading is linear)
-_TIMEOUT_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([smhd]?)", re.ASCII)
+#: fraction and the exponent are each one optional group after the digits, so the reading is linear)
+_TIMEOUT_DURATION = re.compile(r"((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?)([smhd]?)", re.ASCII)
 _TIMEOUT_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 #: signal names read for -s (gnulib operand2sig: upper-cased in the C locale, `SIG` optional; a number 0-64 too):
 #: those every Linux kill -l lists; any other name is not read
@@ -918,8 +924,9 @@ _TIMEOUT_SIGNALS = _names(
 
 class TimeoutReading(NamedTuple):
     """What coreutils timeout at argv[at] runs (read_timeout): `command` where its command stands (None: none, or
-    not read: `unsure` says why), `seconds` its DURATION (0: no timeout), the signal sent then, the -k delay before
-    KILL (None: none), and whether --foreground is given (the signal goes to the command alone, not its children)."""
+    not read: `unsure` says why), `seconds` its DURATION (0: no timeout, an infinite one too), the signal sent then,
+    the -k delay before KILL (None: none), and whether --foreground is given (the signal goes to the command alone,
+    not its children)."""
 
     command: int | None
     unsure: str | None = None
@@ -930,8 +937,20 @@ class TimeoutReading(NamedTuple):
 
 
 def _timeout_seconds(value: str) -> float | None:
+    """The seconds of a DURATION as the readers in _TIMEOUT_DURATION agree on them (inf: no limit), or None (not
+    read). Also None: a non-zero decimal below the smallest double (GNU's strtod gives 0, no limit; the later uutils 1
+    ns, the launch killed at once), and one of m / h / d past 2^64 seconds (the earlier uutils multiplies a Duration
+    and panics)."""
     m = _TIMEOUT_DURATION.fullmatch(value)
-    return None if m is None else float(m[1]) * _TIMEOUT_UNIT[m[2]]
+    if m is None:
+        return None
+    if m[1].startswith("inf"):
+        return None if m[2] not in ("", "s") else float("inf")
+    number = float(m[1])
+    if number == 0 and re.search("[1-9]", m[1].split("e")[0].split("E")[0]):
+        return None
+    seconds = number * _TIMEOUT_UNIT[m[2]]
+    return None if _TIMEOUT_UNIT[m[2]] > 1 and seconds >= 2.0**64 else seconds
 
 
 def _timeout_signal(value: str) -> str | None:
@@ -959,7 +978,7 @@ def read_timeout(argv: Sequence[str], at: int) -> TimeoutReading:
             got["s"] = _timeout_signal(text) or "TERM"
         elif _timeout_seconds(text) is None:
             return TimeoutReading(None, f"its `-k {text}` is not read as a duration (timeout exits 125 on one it "
-                                  "refuses)")  # fmt: skip
+                                  "refuses; GNU's and uutils' timeout read some forms differently)")  # fmt: skip
         else:
             got["k"] = text
         return None
@@ -1004,10 +1023,13 @@ def read_timeout(argv: Sequence[str], at: int) -> TimeoutReading:
     seconds = _timeout_seconds(argv[i])
     if seconds is None:
         return TimeoutReading(None, f"its DURATION `{argv[i][:40]}` is not read as one (timeout exits 125 on an "
-                              "interval it refuses)")  # fmt: skip
+                              "interval it refuses; GNU's and uutils' timeout read some forms differently: write "
+                              "decimal digits, `1500` or `25m`)")  # fmt: skip
     if argv[i + 1] == "--":
         return TimeoutReading(None, "runs the word `--` after its DURATION as the command (GNU coreutils: its "
                               "options end before the DURATION, so it runs `--` and exits 127; uutils coreutils "
                               "reads `--` as the end of its options): which one runs here is not read")  # fmt: skip
     kill = _timeout_seconds(got["k"]) if "k" in got else None
-    return TimeoutReading(i + 1, None, seconds, got.get("s", "TERM"), kill or None, "f" in got)
+    kill = kill if kill is not None and 0 < kill < float("inf") else None  # (0 or inf: no KILL)
+    seconds = 0.0 if seconds == float("inf") else seconds  # (no limit, as a DURATION of 0)
+    return TimeoutReading(i + 1, None, seconds, got.get("s", "TERM"), kill, "f" in got)
