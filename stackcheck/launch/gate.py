@@ -2764,8 +2764,8 @@ NOHUP_SOURCE = {
 def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
     """(the NAME=VALUE word exec'd as a program, the `nohup` / `timeout` that runs it or None for the first word),
     where the command's first word, or the word a leading chain of `nohup` and `timeout` runs, is a shell assignment.
-    nohup takes no option but `--`; timeout (coreutils, options read up to the first other word: -k / -s and their
-    long forms take a value, `--` ends them) then its DURATION, then the command (`timeout 5 A=1 true`: exit 127)."""
+    nohup takes no option but `--`; timeout (coreutils) is read by runners.read_timeout, its options then its
+    DURATION, then the command (`timeout 5 A=1 true`: exit 127); a timeout it does not place ends the chain."""
     i, runner = _chain_end(argv, 0)
     return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
 

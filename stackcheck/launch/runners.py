@@ -431,37 +431,25 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
     return Reading(i if i < n else None)
 
 
-def timeout_takes_next(word: str) -> bool:
-    """Whether coreutils timeout's option `word` takes the next word as its value (getopt_long "+fk:s:v"): -k / -s
-    alone or ending a cluster (`-vk`), --kill-after / --signal without `=` or a prefix of either (irobust6: `timeout
-    --sig TERM 10 A=1 python ...`, a prefix getopt_long takes, left TERM read as the DURATION and the assignment as
-    the command's environment: exit 127 passed)."""
-    if word.startswith("--"):
-        name = word[2:]
-        return "=" not in name and bool(name) and ("kill-after".startswith(name) or "signal".startswith(name))
-    for j in range(1, len(word)):
-        if word[j] in "ks":
-            return j == len(word) - 1  # (`-k5`, `-sTERM`: the value is attached)
-    return False
-
-
 def chain_end(argv: Sequence[str], start: int) -> tuple[int, str | None]:
     """(where the command of a chain of `nohup` / `timeout` starting at argv[start] stands, the last of them or None
     where argv[start] is neither). Shared by the gate's walk (gate._chain_end) and the target reader
-    (assembly/target.py), which follows the same words to the launch's interpreter (irev78)."""
+    (assembly/target.py), which follows the same words to the launch's interpreter (irev78). Each timeout is read by
+    read_timeout, the one reader of its words the gate's walk (gate.unplaced_before) uses too (imend12: chain_end had
+    its own loose walk, which placed the command behind `timeout -x 5` or `timeout abc` where read_timeout does not):
+    where it does not place its command, the chain stops at that `timeout` (argv[i] is the timeout word; the gate's
+    walk names it unknown; the runner is then the one before it, or None)."""
     i, runner = start, None
     while i < len(argv) - 1 and os.path.basename(argv[i]) in ("nohup", "timeout"):
-        runner, i = argv[i], i + 1
-        if os.path.basename(runner) == "timeout":
-            while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
-                word, i = argv[i], i + 1
-                if word == "--":
-                    break
-                if timeout_takes_next(word):
-                    i += 1  # (the option's value)
-            i += 1  # (DURATION)
-        elif argv[i] == "--" and i < len(argv) - 1:
-            i += 1
+        if os.path.basename(argv[i]) == "timeout":
+            at = read_timeout(argv, i).command
+            if at is None:
+                return i, runner
+            runner, i = argv[i], at
+        else:
+            runner, i = argv[i], i + 1
+            if argv[i] == "--" and i < len(argv) - 1:
+                i += 1
     return i, runner
 
 
