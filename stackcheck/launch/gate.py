@@ -312,6 +312,7 @@ def _find_launch_level(
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
         _level(trace, argv)
+        _program_word_seen(trace, argv, 0)  # (imend12: `~/venv/bin/python`, `/opt/*/bin/python` as written)
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     su = os.path.basename(argv[0]) in _SU if argv else False
@@ -1106,6 +1107,50 @@ def _unplaced_seen(
         if got is not None:
             trace.setdefault("unplaced", []).insert(0, got)
         trace.setdefault("runner_notes", []).extend(notes)
+    _program_word_seen(trace, argv, target)
+
+
+def _program_word_seen(trace: dict[str, Any] | None, argv: Sequence[str], at: int) -> None:
+    """Note in `trace` ("unplaced") the launch's program word argv[at] where it does not run the program it names as
+    written (_program_word; a shell string's text, a word with blanks, is not one: its own words are read inside)."""
+    if trace is None or trace.get("unplaced") or not 0 <= at < len(argv) or any(c.isspace() for c in argv[at]):
+        return
+    why = _program_word(argv[at], bool(trace.get("unexpanded")))
+    if why is not None:
+        from stackcheck.redact import redact_argv
+
+        prog = os.path.basename(redact_argv(argv[: at + 1])[at])[:80]
+        trace.setdefault("unplaced", []).insert(0, Problem(prog, "unknown", None, f"the launch's {why}, so what runs "
+                                                           "may not be the launch the gate judged (fail closed)",
+                                                           [PROGRAM_WORD_SOURCE]))  # fmt: skip
+
+
+#: (imend12) the shell's expansions of a program word (_program_word)
+PROGRAM_WORD_SOURCE = {
+    "title": "POSIX.1-2017 Shell Command Language, 2.6.1 Tilde Expansion and 2.13 Pattern Matching Notation (pathname "
+    "expansion; a pattern that matches nothing is left as written), made by the shell alone: execve(2) and execvp(3) "
+    "take a path as written",
+    "url": "https://pubs.opengroup.org/onlinepubs/9699919799/utilities/V3_chap02.html#tag_18_06_01",
+}
+
+
+def _program_word(word: str, unexpanded: bool) -> str | None:
+    """Why a program word (a runner's, or the launch's interpreter) does not run the program it names as written, or
+    None (imend12). A pattern (`*`, `?`, `[...]`: POSIX.1-2017 Shell Command Language 2.13, pathname expansion) is the
+    shell's to expand against the files there: none left as written (bash; zsh refuses the line), one the program, more
+    the first as the program and the rest its arguments. A leading `~` (2.6.1, tilde expansion) is the shell's too:
+    in a shell string it is HOME's value and the program is the one named; in an argv no shell reads it, and exec
+    looks for a directory named `~` in the working directory (exit 127 where there is none)."""
+    if "*" in word or "?" in word or ("[" in word and "]" in word.partition("[")[2]):
+        return (f"its program word `{word[:80]}` is a pattern the shell expands against the files there (none: the "
+                "word as written, not found; several: the first runs the others as its arguments), which the gate "
+                "does not do: write the path out")  # fmt: skip
+    if word.startswith("~") and not unexpanded:
+        return (
+            f"its program word `{word[:80]}` starts with `~`, which no shell expands in an argv: exec looks for "
+            "a directory named `~` in the working directory (exit 127 where there is none): write the path out"
+        )
+    return None
 
 
 #: coreutils timeout(1) and its source (launch/runners.py TIMEOUT, read_timeout)
@@ -1312,6 +1357,9 @@ def unplaced_before(
         word = argv[k]
         prog = os.path.basename(word)
         placer_before, placer = placer if placer is not None else k, k
+        literal = _program_word(word, unexpanded) if not _ASSIGNMENT.match(word) else None
+        if literal is not None:
+            return _unplaced_problem(argv, k, literal)
         if _ASSIGNMENT.match(word):
             if before is None or before in RUNNERS or before in ("nohup", "timeout", "perf") or before in _MPI:
                 return None  # (the command's first word, or a runner's: _exec_assignment / runner_problems)
@@ -2764,8 +2812,8 @@ NOHUP_SOURCE = {
 def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
     """(the NAME=VALUE word exec'd as a program, the `nohup` / `timeout` that runs it or None for the first word),
     where the command's first word, or the word a leading chain of `nohup` and `timeout` runs, is a shell assignment.
-    nohup takes no option but `--`; timeout (coreutils, options read up to the first other word: -k / -s and their
-    long forms take a value, `--` ends them) then its DURATION, then the command (`timeout 5 A=1 true`: exit 127)."""
+    nohup takes no option but `--`; timeout (coreutils) is read by runners.read_timeout, its options then its
+    DURATION, then the command (`timeout 5 A=1 true`: exit 127); a timeout it does not place ends the chain."""
     i, runner = _chain_end(argv, 0)
     return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
 

@@ -431,37 +431,25 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
     return Reading(i if i < n else None)
 
 
-def timeout_takes_next(word: str) -> bool:
-    """Whether coreutils timeout's option `word` takes the next word as its value (getopt_long "+fk:s:v"): -k / -s
-    alone or ending a cluster (`-vk`), --kill-after / --signal without `=` or a prefix of either (irobust6: `timeout
-    --sig TERM 10 A=1 python ...`, a prefix getopt_long takes, left TERM read as the DURATION and the assignment as
-    the command's environment: exit 127 passed)."""
-    if word.startswith("--"):
-        name = word[2:]
-        return "=" not in name and bool(name) and ("kill-after".startswith(name) or "signal".startswith(name))
-    for j in range(1, len(word)):
-        if word[j] in "ks":
-            return j == len(word) - 1  # (`-k5`, `-sTERM`: the value is attached)
-    return False
-
-
 def chain_end(argv: Sequence[str], start: int) -> tuple[int, str | None]:
     """(where the command of a chain of `nohup` / `timeout` starting at argv[start] stands, the last of them or None
     where argv[start] is neither). Shared by the gate's walk (gate._chain_end) and the target reader
-    (assembly/target.py), which follows the same words to the launch's interpreter (irev78)."""
+    (assembly/target.py), which follows the same words to the launch's interpreter (irev78). Each timeout is read by
+    read_timeout, the one reader of its words the gate's walk (gate.unplaced_before) uses too (imend12: chain_end had
+    its own loose walk, which placed the command behind `timeout -x 5` or `timeout abc` where read_timeout does not):
+    where it does not place its command, the chain stops at that `timeout` (argv[i] is the timeout word; the gate's
+    walk names it unknown; the runner is then the one before it, or None)."""
     i, runner = start, None
     while i < len(argv) - 1 and os.path.basename(argv[i]) in ("nohup", "timeout"):
-        runner, i = argv[i], i + 1
-        if os.path.basename(runner) == "timeout":
-            while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
-                word, i = argv[i], i + 1
-                if word == "--":
-                    break
-                if timeout_takes_next(word):
-                    i += 1  # (the option's value)
-            i += 1  # (DURATION)
-        elif argv[i] == "--" and i < len(argv) - 1:
-            i += 1
+        if os.path.basename(argv[i]) == "timeout":
+            at = read_timeout(argv, i).command
+            if at is None:
+                return i, runner
+            runner, i = argv[i], at
+        else:
+            runner, i = argv[i], i + 1
+            if argv[i] == "--" and i < len(argv) - 1:
+                i += 1
     return i, runner
 
 
@@ -902,11 +890,17 @@ def policy_options(argv: Sequence[str], at: int) -> tuple[Reading, frozenset[str
 #: coreutils of Ubuntu 25.10 and later) takes it as the end of its options and runs `true`.
 TIMEOUT = Runner("ks", "fpv", _f("kill-after", "signal"), _f("foreground", "preserve-status", "verbose"), 1, "",
                  _f("help", "version"))  # fmt: skip
-#: the DURATION forms read: decimal digits with an optional fraction and one suffix (strtod's other forms, blanks,
-#: hexadecimal, an exponent, inf: not read, so unknown)
+#: the DURATION forms read (imend12), those GNU coreutils' parse_duration (src/timeout.c: xstrtod with cl_strtod,
+#: ERANGE taken, then at most one of s m h d) and both uutils readers (uucore parse_time.rs: Rust's f64 parse of the
+#: word less its suffix, and its later num_parser) take alike: decimal digits with an optional fraction and an optional
+#: exponent (`1.5e3`, `5.`, `.5`, `1E2s`), or `inf` / `infinity` (no limit) with no suffix but s. Not read, so unknown:
+#: hexadecimal (`0x10`: GNU's strtod and the later uutils take it, the earlier uutils refuses it, exit 125), `INF`
+#: (the earlier uutils takes only lower case), a sign or leading blanks (Rust's parse refuses blanks), a decimal comma
+#: (GNU takes it only in such a locale). Run here (GNU coreutils 9.1): 1.5e3, 1E2s, 5., .5, inf, infinity, 0x10,
+#: 0x1p2, INF, ' 5', +5, 1e400, 1e-400 run the command; 1e, nan, '5 ', 1,5, 0x exit 125
 #: (irobust10: `\d+\.?\d*` split a run of digits every way before failing, 7 s on 20,000 digits and an `x`; the
-#: fraction is now one optional group after the digits, so the reading is linear)
-_TIMEOUT_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([smhd]?)", re.ASCII)
+#: fraction and the exponent are each one optional group after the digits, so the reading is linear)
+_TIMEOUT_DURATION = re.compile(r"((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?)([smhd]?)", re.ASCII)
 _TIMEOUT_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 #: signal names read for -s (gnulib operand2sig: upper-cased in the C locale, `SIG` optional; a number 0-64 too):
 #: those every Linux kill -l lists; any other name is not read
@@ -918,8 +912,9 @@ _TIMEOUT_SIGNALS = _names(
 
 class TimeoutReading(NamedTuple):
     """What coreutils timeout at argv[at] runs (read_timeout): `command` where its command stands (None: none, or
-    not read: `unsure` says why), `seconds` its DURATION (0: no timeout), the signal sent then, the -k delay before
-    KILL (None: none), and whether --foreground is given (the signal goes to the command alone, not its children)."""
+    not read: `unsure` says why), `seconds` its DURATION (0: no timeout, an infinite one too), the signal sent then,
+    the -k delay before KILL (None: none), and whether --foreground is given (the signal goes to the command alone,
+    not its children)."""
 
     command: int | None
     unsure: str | None = None
@@ -930,8 +925,20 @@ class TimeoutReading(NamedTuple):
 
 
 def _timeout_seconds(value: str) -> float | None:
+    """The seconds of a DURATION as the readers in _TIMEOUT_DURATION agree on them (inf: no limit), or None (not
+    read). Also None: a non-zero decimal below the smallest double (GNU's strtod gives 0, no limit; the later uutils 1
+    ns, the launch killed at once), and one of m / h / d past 2^64 seconds (the earlier uutils multiplies a Duration
+    and panics)."""
     m = _TIMEOUT_DURATION.fullmatch(value)
-    return None if m is None else float(m[1]) * _TIMEOUT_UNIT[m[2]]
+    if m is None:
+        return None
+    if m[1].startswith("inf"):
+        return None if m[2] not in ("", "s") else float("inf")
+    number = float(m[1])
+    if number == 0 and re.search("[1-9]", m[1].split("e")[0].split("E")[0]):
+        return None
+    seconds = number * _TIMEOUT_UNIT[m[2]]
+    return None if _TIMEOUT_UNIT[m[2]] > 1 and seconds >= 2.0**64 else seconds
 
 
 def _timeout_signal(value: str) -> str | None:
@@ -959,7 +966,7 @@ def read_timeout(argv: Sequence[str], at: int) -> TimeoutReading:
             got["s"] = _timeout_signal(text) or "TERM"
         elif _timeout_seconds(text) is None:
             return TimeoutReading(None, f"its `-k {text}` is not read as a duration (timeout exits 125 on one it "
-                                  "refuses)")  # fmt: skip
+                                  "refuses; GNU's and uutils' timeout read some forms differently)")  # fmt: skip
         else:
             got["k"] = text
         return None
@@ -1004,10 +1011,13 @@ def read_timeout(argv: Sequence[str], at: int) -> TimeoutReading:
     seconds = _timeout_seconds(argv[i])
     if seconds is None:
         return TimeoutReading(None, f"its DURATION `{argv[i][:40]}` is not read as one (timeout exits 125 on an "
-                              "interval it refuses)")  # fmt: skip
+                              "interval it refuses; GNU's and uutils' timeout read some forms differently: write "
+                              "decimal digits, `1500` or `25m`)")  # fmt: skip
     if argv[i + 1] == "--":
         return TimeoutReading(None, "runs the word `--` after its DURATION as the command (GNU coreutils: its "
                               "options end before the DURATION, so it runs `--` and exits 127; uutils coreutils "
                               "reads `--` as the end of its options): which one runs here is not read")  # fmt: skip
     kill = _timeout_seconds(got["k"]) if "k" in got else None
-    return TimeoutReading(i + 1, None, seconds, got.get("s", "TERM"), kill or None, "f" in got)
+    kill = kill if kill is not None and 0 < kill < float("inf") else None  # (0 or inf: no KILL)
+    seconds = 0.0 if seconds == float("inf") else seconds  # (no limit, as a DURATION of 0)
+    return TimeoutReading(i + 1, None, seconds, got.get("s", "TERM"), kill, "f" in got)

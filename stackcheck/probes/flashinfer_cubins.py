@@ -241,6 +241,24 @@ def no_download(release: tuple[int, int, int], env: Mapping[str, str], release_t
     return (set_ and reads), (set_ and not reads)
 
 
+#: family_status's reason for a checksums.txt whose sha256 is not the release's CheckSumHash
+_MISMATCH = "does not match this release's CheckSumHash"
+
+
+def _taken_unchecked(status: dict[str, Any]) -> dict[str, Any]:
+    """A family's status as FlashInfer reads it with FLASHINFER_CUBIN_CHECKSUM_DISABLED set (imend12): load_cubin
+    (jit/cubin_loader.py: 0.5.0 :166-189, 0.6.8 :174-197, 0.7.2 :181-204, 0.7.4 :222-245) returns any file it can
+    open without hashing it, the checksums.txt that get_artifact fetches with the release's CheckSumHash too
+    (jit/attention/modules.py, jit/gemm/core.py: get_artifact(checksum_path, CheckSumHash...)); so a checksums.txt
+    that is not the release's is not missing but taken, with the files of another release it lists: "manifest" None
+    (unknown, never false and never true) with the reason."""
+    if status.get("manifest") is False and status.get("reason") == _MISMATCH:
+        why = (f"checksums.txt {_MISMATCH}, and FLASHINFER_CUBIN_CHECKSUM_DISABLED is set: FlashInfer takes it as "
+               "it is, with the files of another release it lists (which kernels they hold is not read)")  # fmt: skip
+        return {**status, "manifest": None, "reason": why}
+    return status
+
+
 def family_status(
     view: FileView, base: str, rel: str, sha: str | None, keep: KeptFamilies | None = None
 ) -> dict[str, Any]:
@@ -276,7 +294,7 @@ def _read_family(
 
     if sha is not None and hashlib.sha256(data).hexdigest() != sha.lower():
         return {"manifest": False, "listed": None, "missing": None, "missing_first": [],
-                "reason": "does not match this release's CheckSumHash"}  # fmt: skip
+                "reason": _MISMATCH}  # fmt: skip
     names: list[str] = []
     for line in data.decode("utf-8", errors="replace").splitlines():
         parts = line.split()
@@ -581,7 +599,10 @@ def probe_cubins(
     # ready (lead's merge of icubin2): flashinfer-cubin's files come out of a wheel whose zip CRC-32 checked each one,
     # FlashInfer's own downloads land by an atomic rename (download_file: temp file, os.replace), and a truncated or
     # empty file is already missing here (_loadable); taking every complete family for unknown would refuse every
-    # trtllm-gen launch on a healthy B200, the same doubt no other installed file gets (no .so is hashed either)
+    # trtllm-gen launch on a healthy B200, the same doubt no other installed file gets (no .so is hashed either).
+    # What the checksum does decide here is the family's checksums.txt, which is hashed: not the release's, it is
+    # missing to a loader that checks (fetched again, refused under FLASHINFER_NO_DOWNLOAD) and taken as it is by one
+    # that does not (_taken_unchecked: unknown)
     out["checksum_check"] = not env.get("FLASHINFER_CUBIN_CHECKSUM_DISABLED")
     if ignored:
         out["no_download_ignored"] = True
@@ -656,6 +677,8 @@ def probe_cubins(
             return family_status(view, base, rel, hashes.get(family), keep)
 
         status = status_in(directory)
+        if not out["checksum_check"]:
+            status = _taken_unchecked(status)
         status["path"] = rel
         families[family] = status
         listed, missing = status["listed"], status["missing"]
@@ -666,6 +689,8 @@ def probe_cubins(
         mirror: dict[str, Any] | None = None
         if repo_kind == "local" and repo_dir is not None and not refused:
             mirror = status_in(repo_dir)
+            if not out["checksum_check"]:
+                mirror = _taken_unchecked(mirror)
             status["repository"] = {k: mirror[k] for k in ("manifest", "listed", "missing")}
             if mirror["manifest"] and mirror["missing"] == 0 and out["dir_writable"]:
                 ready[family] = True  # copied from the local repository at the first kernel: no network
@@ -676,7 +701,7 @@ def probe_cubins(
             continue
         gone = not status["manifest"] or (listed is not None and missing == listed)
         mirror_gone = mirror is not None and (
-            not mirror["manifest"] or (mirror["listed"] is not None and mirror["missing"] == mirror["listed"])
+            mirror["manifest"] is False or (mirror["listed"] is not None and mirror["missing"] == mirror["listed"])
         )
         if gone and not refused and (repo_kind == "unfetchable" or mirror_gone):
             ready[family] = False

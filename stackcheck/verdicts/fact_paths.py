@@ -580,7 +580,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "sha256) or lists only missing files and FLASHINFER_NO_DOWNLOAD is set on a release that reads it "
             "(0.6.8+: RuntimeError 'Artifact not found locally'), or where no fetch can succeed (a local repository "
             "lacking them, a file:// repository); unknown where a download would be tried (the network is not read), "
-            "some listed files are missing under FLASHINFER_NO_DOWNLOAD, or the directory is not known; absent for "
+            "some listed files are missing under FLASHINFER_NO_DOWNLOAD, checksums.txt is not the release's sha256 and "
+            "FLASHINFER_CUBIN_CHECKSUM_DISABLED is set (the loader takes it as it is, with another release's files), "
+            "or the directory is not known; absent for "
             "FlashInfer outside 0.5.0-0.7.4, and unknown where the section's "
             "release is not the installed one (stackcheck/probes/flashinfer_cubins.py)",
         ),

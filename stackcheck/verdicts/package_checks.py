@@ -1108,6 +1108,21 @@ def cache_parse_problem(parsed: Any) -> str | None:
     return None
 
 
+def _parse_raises(storage: str, sglang_version: str | None, given: str, problem: str) -> tuple[str, str]:
+    """(observed, message) of an extra config the HiCache cache raises on as it parses it at startup, one wording
+    whether it is given as @FILE (`given` starts with "@") or as text (imend12: read_extra_file and _any_backend_text
+    said it two ways). `problem`: "HEADLINE: what raises" (cache_parse_problem's, or the JSON parse's own)."""
+    flag = "--hicache-storage-backend-extra-config"
+    shown, parsed = (f"{flag} {given!r}", repr(given[1:])) if given.startswith("@") else (f"{flag} text", "the text")
+    return (f"{shown}: {problem.partition(':')[0]}", f"SGLang {sglang_version} parses {parsed} as JSON and pops its "
+            f"prefetch keys before it builds the {storage} backend, and raises at startup: {problem}. Give a JSON "
+            "object with values of those types")  # fmt: skip
+
+
+def _not_json(given: str) -> str:
+    return f"it is not JSON: {'json.load' if given.startswith('@') else 'json.loads'} raises JSONDecodeError"
+
+
 def read_extra_file(
     extra_config: str,
     storage: str,
@@ -1131,17 +1146,19 @@ def read_extra_file(
                 f"before it builds the storage backend, and raises ValueError 'Unsupported config file' (or the "
                 f"open fails) at startup for {path!r}. Name a .json, .toml or .yaml file", None)  # fmt: skip
     how, got = read_config_file(path) if read_config_file is not None and path else ("unread", "no path")
-    if how == "absent" or (how == "missing" and ext == ".json"):  # (the reader parses JSON: a .toml / .yaml is not)
-        what = "it does not exist (FileNotFoundError)" if how == "absent" else "it is not JSON (json.load raises)"
+    if how == "absent":
+        what = "it does not exist (FileNotFoundError)"
         return ("fail", f"{flag} {extra_config!r}: {what}", f"SGLang {sglang_version} opens the file {flag} names "
                 f"with @ ({path!r}, from the server's working directory) before it builds the {storage} backend and "
                 f"raises at startup: {what}. Give a readable JSON file, or the extra config as JSON text",
                 None)  # fmt: skip
-    problem = cache_parse_problem(got) if how == "read" and ext == ".json" else None
+    problem = (
+        _not_json(extra_config) if how == "missing" and ext == ".json"  # (the reader parses JSON: not .toml / .yaml)
+        else cache_parse_problem(got) if how == "read" and ext == ".json"
+        else None
+    )  # fmt: skip
     if problem is not None:
-        return ("fail", f"{flag} {extra_config!r}: {problem.split(':')[0]}", f"SGLang {sglang_version} parses "
-                f"{path!r} before it builds the {storage} backend and raises at startup: {problem}. Give a JSON "
-                "object with values of those types", None)  # fmt: skip
+        return ("fail", *_parse_raises(storage, sglang_version, extra_config, problem), None)
     if how == "missing" or (how == "read" and ext != ".json"):  # (a .toml / .yaml file: the reader parses JSON)
         how, got = "unread", f"a {ext} file is not parsed here"
     return None, how, str(got) if how != "read" else "", got
@@ -1191,19 +1208,14 @@ def _any_backend_text(storage: str, text: str, generic: Any, sglang_version: str
     flag = "--hicache-storage-backend-extra-config"
     subject = f"--hicache-storage-backend {storage}"
     try:
-        parsed = json.loads(text)
+        problem = cache_parse_problem(json.loads(text))
     except ValueError:
-        what, error = "is not JSON", "json.loads raises JSONDecodeError"
-    else:
-        problem = cache_parse_problem(parsed)
-        if problem is None:
-            return None
-        what, error = problem.split(":")[0], problem
-    return CheckResult(STORAGE_CONFIG_CHECK, "fail", f"{flag} text that {what}" if what == "is not JSON" else
-                       f"{flag} text: {what}", f"{flag} a JSON object (or @FILE)",
-                       f"{subject}: SGLang {sglang_version} parses {flag} as JSON and pops its prefetch keys before "
-                       f"it builds the {storage} backend; the text {what}: {error} at startup. Give a JSON object",
-                       generic.get("source"), subject)  # fmt: skip
+        problem = _not_json(text)
+    if problem is None:
+        return None
+    observed, message = _parse_raises(storage, sglang_version, text, problem)
+    return CheckResult(STORAGE_CONFIG_CHECK, "fail", observed, f"{flag} a JSON object (or @FILE)",
+                       f"{subject}: {message}", generic.get("source"), subject)  # fmt: skip
 
 
 def check_storage_config(

@@ -490,23 +490,58 @@ def _report(path: Path, tp: int, extra: tuple[tuple[str, Any], ...] = ()) -> Rep
     return _REPORTS[key]
 
 
-#: items whose rules read a launch fact a value flag gives (no {"flag": F, "present": true} in their scope): the flag
-#: and value, and the launch facts they give. moe-trtllm-gen-cubins (icubin3): `--moe-runner-backend flashinfer_trtllm`
-#: on a model the gate does not read (`--model-path m`) is its stated unknown (unquantized-flag-unread) where the BMM
-#: cubins are not ready (b200-cubins-offline)
-_VALUE_FLAGS: dict[str, tuple[list[str], tuple[tuple[str, Any], ...]]] = {
-    "moe-trtllm-gen-cubins": (
-        ["--moe-runner-backend", "flashinfer_trtllm"],
-        (("moe_runner_backend", "flashinfer_trtllm"),),
-    ),
-}
+def _conjuncts(when: Any) -> list[dict[str, Any]]:
+    """The conditions a `when` holds in every case: itself, or its `all` parts (nested `all` too); `any` / `not`
+    say nothing a launch must give."""
+    if not isinstance(when, dict):
+        return []
+    if "all" in when:
+        return [c for part in when["all"] or [] for c in _conjuncts(part)]
+    return [when] if "fact" in when else []
+
+
+def _value_flags(rule: Any) -> tuple[list[str], tuple[tuple[str, Any], ...]] | None:
+    """The flags and values a rule's own conditions read (imend12): each `launch.F == V` it needs, where F is the fact
+    of a launch.json option (a choice or typed value: `FLAG V`; a bool: `FLAG` alone), with the launch facts they
+    give; None where the rule reads no such value. So the walk reaches a check whose rules read a value flag
+    (moe-trtllm-gen-cubins: `--moe-runner-backend flashinfer_trtllm`, icubin3) from its data, with no hand edit."""
+    options = {str(o["fact"]): o for o in MANIFESTS.launch["options"] if o.get("fact") and o.get("flag")}
+    flags: list[str] = []
+    facts: list[tuple[str, Any]] = []
+    for cond in _conjuncts(rule.get("when") if isinstance(rule, dict) else None):
+        fact, value = str(cond.get("fact")), cond.get("value")
+        option = options.get(fact.removeprefix("launch.")) if fact.startswith("launch.") else None
+        if option is None or cond.get("op") != "==" or value is None:
+            continue
+        if option.get("value") == "bool":
+            if value is not True:
+                continue
+            flags.append(str(option["flag"]))
+        elif option.get("value") == "choice" and str(value) not in (option.get("choices") or {}):
+            continue
+        else:
+            flags += [str(option["flag"]), str(value)]
+        facts.append((str(option["fact"]), value))
+    return (flags, tuple(facts)) if flags else None
+
+
+def _flag_launches(kind: str, item: str, rule: str | None) -> list[tuple[list[str], tuple[tuple[str, Any], ...]]]:
+    """The launches the walk tries for an item (or one rule of it): the flags its scope asks for (_flag_launch), then
+    those with each crash rule's own value flags (_value_flags), in the rules' order."""
+    flags, facts = _flag_launch(kind, item, rule)
+    out = [(flags, facts)]
+    for r in _spec(kind, item).get("rules") or []:
+        if (rule is not None and r["id"] != rule) or r.get("effect", "crash") != "crash":
+            continue
+        read = _value_flags(r)
+        if read is not None and (flags + read[0], facts + read[1]) not in out:
+            out.append((flags + read[0], facts + read[1]))
+    return out
 
 
 def _flag_launch(kind: str, item: str, rule: str | None) -> tuple[list[str], tuple[tuple[str, Any], ...]]:
     """The flags a rule's own scope (or the item's) asks for ({"flag": F, "present": true}: --enable-symm-mem) and
     the launch facts they give (launch.json options' `fact`), so the walk reads the rule where such a launch would."""
-    if item in _VALUE_FLAGS:
-        return list(_VALUE_FLAGS[item][0]), _VALUE_FLAGS[item][1]
     rb = _scope(kind, item, rule)  # rule None: the item's own scope (extension-torch-abi-lmcache: --enable-lmcache)
     flags = [str(c["flag"]) for c in rb.get("when") or [] if isinstance(c, dict) and "flag" in c and c.get("present")]
     facts = tuple((str(o["fact"]), True) for o in MANIFESTS.launch["options"]
@@ -516,17 +551,17 @@ def _flag_launch(kind: str, item: str, rule: str | None) -> tuple[list[str], tup
 
 def _blocking_launch(facts_files: list[Path], kind: str, item: str, rule: str | None = None) -> tuple[Path, list[str]]:
     """Facts that block the item (or that one rule of it) with effect crash, and a launch that needs what
-    blocks it (the scope of the failing rule)."""
-    flags, extra = _flag_launch(kind, item, rule)
-    for path in facts_files:
-        for tp in (1, 2, 8):  # the gate reads tp from the command (default 1)
-            report = _report(path, tp, extra)
-            for failing in _failing_rules(report, kind, item):
-                if rule is not None and failing != rule:
-                    continue
-                command = _launch_for(kind, item, tp, failing, flags)
-                if command is not None:
-                    return path, command
+    blocks it (the scope of the failing rule, and the values its conditions read)."""
+    for flags, extra in _flag_launches(kind, item, rule):
+        for path in facts_files:
+            for tp in (1, 2, 8):  # the gate reads tp from the command (default 1)
+                report = _report(path, tp, extra)
+                for failing in _failing_rules(report, kind, item):
+                    if rule is not None and failing != rule:
+                        continue
+                    command = _launch_for(kind, item, tp, failing, flags)
+                    if command is not None:
+                        return path, command
     what = f"{kind} {item}" + (f" (rule {rule})" if rule else "")
     raise AssertionError(f"no case or mutation blocks {what} with effect crash: add one to MUTATIONS")
 
@@ -861,3 +896,12 @@ def _write(tmp_path: Path, doc: dict[str, Any]) -> Path:
     path = tmp_path / "with-sglang.json"
     path.write_text(json.dumps(doc))
     return path
+
+
+def test_the_walk_reads_a_value_flag_from_the_rules_own_conditions() -> None:
+    # imend12: moe-trtllm-gen-cubins was reached through a hand-kept table (_VALUE_FLAGS); its rules' conditions say it
+    launches = _flag_launches("check", "moe-trtllm-gen-cubins", None)
+    assert (["--moe-runner-backend", "flashinfer_trtllm"], (("moe_runner_backend", "flashinfer_trtllm"),)) in launches
+    backend = {"fact": "launch.moe_runner_backend", "op": "=="}
+    assert _value_flags({"when": {"all": [{**backend, "value": "nope"}]}}) is None  # (no such choice)
+    assert _value_flags({"when": {"any": [{**backend, "value": "triton"}]}}) is None  # (one of several: not needed)
