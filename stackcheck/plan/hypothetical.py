@@ -138,6 +138,10 @@ def _compiler_after_toolkit(
         out.update(nvcc_host_found=True, nvcc_host=host)
         if isinstance(old_jit.get("nvcc_host_gnu_major"), int):
             out["nvcc_host_gnu_major"] = old_jit["nvcc_host_gnu_major"]
+        # (the gcc's own sanitizer headers are the environment's: a CUDA toolkit ships none, inferred; icov1)
+        for key in ("nvcc_host_asan_header_found", "nvcc_host_asan_header_reason"):
+            if key in old_jit:
+                out[key] = old_jit[key]
         out.update(_clang_after_toolkit(old_jit, "nvcc_host"))
     elif "nvcc_host_found" not in old_jit and isinstance(reason, str) and "names nvcc's host compiler" in reason:
         out["nvcc_host_reason"] = reason
@@ -172,7 +176,15 @@ def _cc_after_toolkit(old_jit: dict[str, Any], home: str | None) -> dict[str, An
     reason = old_jit.get("cc_host_reason")
     if old_jit["cc_host_found"] is None and isinstance(reason, str) and "wrapper" in reason:
         return {}
-    keys = ("cc_host_found", "cc_host", "cc_host_reason", "cc_host_gnu_major", "cc_host_one_program")
+    keys = (
+        "cc_host_found",
+        "cc_host",
+        "cc_host_reason",
+        "cc_host_gnu_major",
+        "cc_host_one_program",
+        "cc_host_asan_header_found",
+        "cc_host_asan_header_reason",
+    )
     return {**{k: old_jit[k] for k in keys if k in old_jit}, **_clang_after_toolkit(old_jit, "cc_host")}
 
 

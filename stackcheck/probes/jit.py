@@ -136,6 +136,13 @@ assembler that a user put in place of Triton's bundled one:
   `flashinfer_host_reason` where FLASHINFER_NVCC or a -ccbin in FLASHINFER_EXTRA_CUDAFLAGS names another.
   `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
   (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
+- `nvcc_host_asan_header_found` / `cc_host_asan_header_found`: whether that gcc's compile finds
+  <sanitizer/asan_interface.h>, which FlashInfer 0.5.0-0.7.2's memoryUtils.cu includes unconditionally
+  (gcc_asan_header): in CPATH / CPLUS_INCLUDE_PATH, the toolkit's include, the gcc's own include directory of its
+  major (PREFIX/lib/gcc/TRIPLET/N/include: where GCC keeps the sanitizer headers; Fedora ships them with libasan,
+  not gcc-c++) or the default system directories; null where a directory of that list is not known (no version
+  directory of the gcc's major under its prefix, a relative CPATH entry, an -I / -isystem in the nvcc or FlashInfer
+  flag variables); absent where the gcc's major is not read.
 - `nvcc_host_clang_*` / `cc_host_clang_*`: for a clang NVCC_CCBIN or CC names (igap28: found, never judged), its major
   (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs (a shared-libraries build's libclangBasic.so.N /
   libLLVMSupport.so.N and kin where one of clang's own is among them: igap39), the version string a static clang's
@@ -1447,6 +1454,60 @@ def _version_major(name: str) -> int | None:
     return int(named.group(1)) if named is not None else None
 
 
+#: the header FlashInfer's nv_internal/cpp/common/memoryUtils.cu includes unconditionally (flashinfer-python 0.5.0-0.7.2
+#: wheels, line 18; used only under TLLM_HAS_ASAN): GCC installs it in its own include directory
+#: (PREFIX/lib/gcc/TRIPLET/N/include/sanitizer/), with the sanitizer runtime's package on Fedora (libasan,
+#: flashinfer#4662)
+ASAN_HEADER = "sanitizer/asan_interface.h"
+#: the variables whose flags reach a FlashInfer nvcc command line and could add an include directory not read here
+_INCLUDE_FLAG_ENV = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "FLASHINFER_EXTRA_CUDAFLAGS")
+_INCLUDE_FLAG = _lazy(r"(?:^|[\s,=])-(?:I|isystem|idirafter|iquote)")
+
+
+def gcc_asan_header(
+    env: Mapping[str, str], view: FileView, gcc: str, major: int, toolkit: str | None, machine: str | None
+) -> tuple[bool | None, str | None]:
+    """(whether the host compile by `gcc`, of GCC major `major`, finds ASAN_HEADER; why not known): the directories
+    gcc searches for an #include <...> that a FlashInfer JIT command can reach, as gcc orders them (CPATH and
+    CPLUS_INCLUDE_PATH, GCC's own PREFIX/lib/gcc/TRIPLET/VERSION/include of its major, DEFAULT_INCLUDE_DIRS) with the
+    toolkit's include that nvcc adds. FlashInfer's own -isystem directories (its data/include, csrc, cutlass, tvm_ffi
+    and Python's include) are not read: they ship no sanitizer/ directory (flashinfer-python 0.6.15.post1 and 0.7.2
+    wheels, unzip -l). True where one holds the header; None where one of them is not known; else False."""
+    gaps: list[str] = []
+    dirs: list[str] = []
+    for var in ("CPATH", "CPLUS_INCLUDE_PATH"):
+        for entry in env.get(var, "").split(":") if var in env else ():
+            if entry.startswith("/"):
+                dirs.append(entry)
+            else:
+                gaps.append(f"{var} entry {entry!r} is relative to the build directory")
+    flagged = [name for name in _INCLUDE_FLAG_ENV if _INCLUDE_FLAG.search(env.get(name) or "")]
+    if flagged:
+        gaps.append(f"{', '.join(flagged)} adds an include directory: not read")
+    if toolkit:
+        dirs.append(posixpath.join(toolkit.rstrip("/") or "/", "include"))
+    try:
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        real = gcc
+    bin_dir = posixpath.dirname(real)
+    own: list[str] = []
+    if posixpath.basename(bin_dir) == "bin":
+        prefix = posixpath.dirname(bin_dir)
+        for version, d in _gcc_version_dirs(view, prefix):
+            arch = _dir_arch(d)
+            if "/lib/gcc/" in d and _version_major(version) == major and (arch is None or machine in (None, arch)):
+                own.append(f"{d}/include")
+    if not own:
+        gaps.append(f"{gcc}: no GCC {major} version directory with an include directory under its prefix was read")
+    dirs += own
+    dirs += [d for d in DEFAULT_INCLUDE_DIRS if machine is None or _dir_arch(d) in (None, machine)]
+    for d in dict.fromkeys(dirs):
+        if is_file(view, f"{d}/{ASAN_HEADER}"):
+            return True, None
+    return (None, "; ".join(gaps)) if gaps else (False, None)
+
+
 #: the environment variables FlashInfer's JIT reads for its nvcc command beside nvcc's own (flashinfer-python 0.5.0
 #: flashinfer/jit/cpp_ext.py:193 and :198, 0.7.2 :245 and :289; FLASHINFER_NVCC from 0.4.0rc4, sdist :192, and in
 #: 0.4.0 and 0.4.1 :193, igap31): FLASHINFER_NVCC replaces the toolkit's bin/nvcc,
@@ -2625,6 +2686,13 @@ def probe_jit(
     machine = _link_machine(facts, view)
     out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))
     out.update(cxx_headers(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))
+    for key in ("nvcc_host", "cc_host"):
+        gcc, major = out.get(key), out.get(f"{key}_gnu_major")
+        if isinstance(gcc, str) and isinstance(major, int):
+            has_header, header_why = gcc_asan_header(env, view, gcc, major, home_for_link, machine)
+            out[f"{key}_asan_header_found"] = has_header
+            if header_why is not None:
+                out[f"{key}_asan_header_reason"] = header_why
     if notes:
         out["error"] = "; ".join(notes)
     return out

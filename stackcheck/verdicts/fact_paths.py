@@ -441,6 +441,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.pytorch_nvcc",
                 "jit.pytorch_nvcc_found",
                 "jit.pytorch_nvcc_same",
+                "jit.nvcc_host_asan_header_found",
+                "jit.cc_host_asan_header_found",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
@@ -500,7 +502,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "not read) and whether "
             "it is the toolkit's own bin/nvcc (`pytorch_nvcc_same`: null where it is another); for a clang that "
             "NVCC_CCBIN or CC names, its major and the newest the toolkit's host_config.h takes "
-            "(`nvcc_host_clang_*`, `cc_host_clang_*`: `_supported` null where the clang's major is not read) "
+            "(`nvcc_host_clang_*`, `cc_host_clang_*`: `_supported` null where the clang's major is not read); "
+            "whether the gcc of `nvcc_host` / `cc_host` finds sanitizer/asan_interface.h, which FlashInfer "
+            "0.5.0-0.7.2's memoryUtils.cu includes unconditionally (`nvcc_host_asan_header_found`, "
+            "`cc_host_asan_header_found`: CPATH / CPLUS_INCLUDE_PATH, the toolkit's include, the gcc's own "
+            "PREFIX/lib/gcc/TRIPLET/N/include, the system directories; null where one of them is not known; absent "
+            "where the gcc's major is not read) "
             "(stackcheck/probes/jit.py)",
         ),
     ),

@@ -371,6 +371,12 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "ccbin-clang-too-new": ("h200-newest", _jit(flashinfer_host="nvcc-default", flashinfer_allow_unsupported=False,
                                                 nvcc_host_found=True, nvcc_host_clang_major=20,
                                                 nvcc_host_clang_supported=False)),
+    # flashinfer-jit-asan-header / -cc-asan-header (icov1, flashinfer#4470): the gcc of FlashInfer's JIT build has no
+    # sanitizer/asan_interface.h, which 0.5.0-0.7.2's memoryUtils.cu includes (the fused MoE modules)
+    "flashinfer-gcc-no-asan-header": ("h200-newest", _jit(flashinfer_host="nvcc-default", nvcc_host_found=True,
+                                                          nvcc_host_gnu_major=13, nvcc_host_asan_header_found=False)),
+    "flashinfer-cc-no-asan-header": ("h200-newest", _jit(flashinfer_host="cc", cc_host_found=True,
+                                                         cc_host_gnu_major=15, cc_host_asan_header_found=False)),
     # flashinfer-jit-pytorch-nvcc / -toolkit (igap28): FlashInfer before 0.4.0rc4 (igap31, read in the sdists)
     # compiles with PYTORCH_NVCC's nvcc
     "flashinfer-pytorch-nvcc-missing": ("h200-newest", _both(_packages(flashinfer_python="0.3.1"),

@@ -28,6 +28,8 @@ RECOMPUTED = {
     **dict.fromkeys(("nvcc_host_clang_major", "nvcc_host_clang_max", "nvcc_host_clang_supported", "cc_host_clang_major",
                      "cc_host_clang_max", "cc_host_clang_supported"), "_clang_after_toolkit"),
     **dict.fromkeys(("pytorch_nvcc", "pytorch_nvcc_found", "pytorch_nvcc_same"), "_pytorch_nvcc_after_toolkit"),
+    "nvcc_host_asan_header_found": "_compiler_after_toolkit: kept with the gcc on the PATH (icov1)",
+    "cc_host_asan_header_found": "_cc_after_toolkit: kept with CC's compiler (icov1)",
 }  # fmt: skip
 
 
