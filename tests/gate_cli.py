@@ -69,7 +69,7 @@ GIGACHAT35: dict[str, Any] = {
 QWEN3_MOE: dict[str, Any] = {
     "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
     "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
-    "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 1536, "norm_topk_prob": True,
 }  # fmt: skip
 MODELS: dict[str, dict[str, Any]] = {
     "qwen3-next": QWEN3_NEXT, "llama3": LLAMA3, "gpt-oss": GPT_OSS, "olmo2": OLMO2, "llama4": LLAMA4,

@@ -938,6 +938,14 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, {"model_moe": moe_layers})
+        # ifc64: whether the served model's top-k renormalizes (the BF16 trtllm-gen MoE asserts it does)
+        from stackcheck.launch.refusals import launch_model_moe_renormalize
+
+        renormalize = launch_model_moe_renormalize(model_attention(pre))
+        if renormalize is not None:
+            from stackcheck.assembly.pipeline import reevaluate
+
+            ctx = reevaluate(report, ctx, opts, {"model_moe_renormalize": renormalize})
         if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
             from stackcheck.assembly.pipeline import reevaluate
 

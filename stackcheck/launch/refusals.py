@@ -2590,6 +2590,37 @@ def launch_model_moe(models: Mapping[str, Any]) -> bool | None:
     return False if all(m is False for m in found) else None
 
 
+#: (ifc64) the model types whose SGLang model file passes config.norm_topk_prob as its routed top-k's renormalize
+#: (sglang 0.5.20 / 0.5.23 models/qwen2_moe.py :315 / :309, qwen3_moe.py :251 / :254 `getattr(config,
+#: "norm_topk_prob", True)`, deepseek_v2.py :663 / :789 (DeepSeek-V2 and V3), glm4_moe.py :437 / :452), with the
+#: default transformers' config class of that model type gives where config.json has no norm_topk_prob (5.12.1 and
+#: 5.19.0 models/*/configuration_*.py: Qwen2MoeConfig and Qwen3MoeConfig False, DeepseekV2Config False,
+#: DeepseekV3Config True, Glm4MoeConfig True; the attribute is always set, so SGLang's getattr default never applies)
+MOE_RENORMALIZE_DEFAULTS: dict[str, bool] = {
+    "qwen2_moe": False,
+    "qwen3_moe": False,
+    "deepseek_v2": False,
+    "deepseek_v3": True,
+    "glm4_moe": True,
+}
+
+
+def launch_model_moe_renormalize(models: Mapping[str, Any]) -> bool | None:
+    """launch.model_moe_renormalize (ifc64): whether the served model's routed top-k renormalizes its weights, which
+    SGLang 0.5.20-0.5.23's BF16 trtllm-gen MoE asserts (layers/moe/moe_runner/flashinfer_trtllm.py
+    fused_experts_none_to_flashinfer_trtllm_bf16: 'Renormalize is required for flashinfer trtllm moe'): config.json's
+    norm_topk_prob, else its model type's default (MOE_RENORMALIZE_DEFAULTS); None where the model was not read, its
+    model type is not one listed, or the value is no boolean (no verdict: the other rules stand)."""
+    read = models.get("model")
+    if not isinstance(read, Mapping):
+        return None
+    kind = read.get("model_type")
+    if not isinstance(kind, str) or kind not in MOE_RENORMALIZE_DEFAULTS:
+        return None
+    value = read.get("norm_topk_prob", MOE_RENORMALIZE_DEFAULTS[kind])
+    return value if isinstance(value, bool) else None
+
+
 def model_attention(pre: Any) -> dict[str, Any]:
     """The attention keys of each model's config.json the gate's preflight read, by role ("model", "draft model");
     a role the preflight looked for but could not read maps to None, one the command does not name is absent."""

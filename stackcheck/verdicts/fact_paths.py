@@ -266,6 +266,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "otherwise (a model or draft not read, or its experts not told)",
         ),
         FactDoc(
+            ("launch.model_moe_renormalize",),
+            "whether the served model's routed top-k renormalizes its weights: config.json's norm_topk_prob, else the "
+            "default of its model type's transformers config class (stackcheck/launch/refusals.py "
+            "launch_model_moe_renormalize; qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, glm4_moe), which SGLang's "
+            "BF16 trtllm-gen MoE asserts: set by `gate`; absent otherwise (not read, another model type)",
+        ),
+        FactDoc(
             ("launch.model_quant_loaded",),
             "the config class the installed SGLang loads the served model's ModelOpt MIXED_PRECISION checkpoint "
             "with, where the gate decides it (preflight.json model.w4afp8_moe): `modelopt_mixed` whatever "

@@ -1070,13 +1070,28 @@ def _address(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _no_address(where: str, config: Mapping[str, Any], keys: list[str]) -> str:
+def _no_address(where: str, config: Mapping[str, Any], keys: list[str], storage: str | None = "mooncake") -> str:
     """The message of a configuration that names the store's keys with no address in any (irev72): SGLang tests only
     that a key is there (from_file: 0.5.6 mooncake_store.py:67, 0.5.23 :152-158; the extra config: not None) and hands
-    the value to Mooncake's setup, whose outcome was not read."""
+    the value to Mooncake's setup, whose outcome was not read (ifc64: another backend's reader of that value, not
+    judged here either)."""
     given = ", ".join(f"{k}={config.get(k)!r}" for k in keys if k in config)
+    if storage != "mooncake":
+        return (f"{where} gives {given}, no non-empty string: what SGLang's {storage} backend does with that value "
+                "was not read (fail closed)")  # fmt: skip
     return (f"{where} gives {given}: SGLang takes the key as the store's configuration and hands that value to "
             "Mooncake's setup as the address, and what Mooncake does with it was not read")  # fmt: skip
+
+
+def _config_value(config: Mapping[str, Any], key: str) -> Any:
+    """The value of an extra config's key: `a.b` is key b of the object under a (ifc64: TensorCast's
+    tensorcast.daemon_address), None where a step is missing or not an object."""
+    value: Any = config
+    for part in key.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
 
 
 #: (irev78) what the HiCache cache's own parse of the extra config takes from it, and the types it raises on (0.5.9
@@ -1266,7 +1281,7 @@ def check_storage_config(
     places = [*([f"--hicache-storage-backend-extra-config with {' or '.join(keys)}"] if keys else []),
               *([f"{file_env} naming a JSON file with {' or '.join(str(k) for k in file_keys or keys)}"]
                 if isinstance(file_env, str) else []),
-              f"{' or '.join(names)} set{' (not empty)' if empty_unset else ''}"]  # fmt: skip
+              *([f"{' or '.join(names)} set{' (not empty)' if empty_unset else ''}"] if names else [])]  # fmt: skip
     required = "one of: " + "; ".join(places)
 
     def result(status: Status, observed: str, message: str) -> CheckResult:
@@ -1328,9 +1343,9 @@ def check_storage_config(
             return result("unknown", "--hicache-storage-backend-extra-config not read", "the extra config is not a "
                           "JSON object this check reads (a file or other text): whether it names the store is not "
                           "known")  # fmt: skip
-        if any(parsed.get(k) is not None for k in keys):
-            if any(_address(parsed.get(k)) for k in keys):
-                named = {k: parsed.get(k) for k in keys if parsed.get(k) is not None}
+        if any(_config_value(parsed, k) is not None for k in keys):
+            if any(_address(_config_value(parsed, k)) for k in keys):
+                named = {k: _config_value(parsed, k) for k in keys if _config_value(parsed, k) is not None}
                 std = needs.get("standalone_key") if isinstance(needs, Mapping) else None
                 client = client_only(
                     "--hicache-storage-backend-extra-config", named, parsed.get(str(std)) is True
@@ -1338,8 +1353,9 @@ def check_storage_config(
                 return client or result(
                     "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
                 )
+            named = {k: _config_value(parsed, k) for k in keys if k in parsed or _config_value(parsed, k) is not None}
             return result("unknown", "extra config names the store with no address", _no_address(
-                "--hicache-storage-backend-extra-config", parsed, keys))  # fmt: skip
+                "--hicache-storage-backend-extra-config", named, keys, storage))  # fmt: skip
     known = _version_in(sglang_version, str(entry.get("versions", ""))) is True
     if not known:
         return result("unknown", "no configuration given", f"SGLang's release is not known; {entry.get('message')}")

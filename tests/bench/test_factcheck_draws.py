@@ -88,6 +88,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # parent) with the script as committed (populations c 525, f 40, n 16, l 18; about 5 min on the shared box)
     "63": ("d3726e12890ffb90d6100bd32a7428a39257455f", None),  # drawn in the tree of d3726e12 (the draw commit's
     # parent) with the script as committed (populations p 26, m 210, f 12; about 75 s on the shared box)
+    "64": ("609ecdca4e1481e015429a3cb314f33a4d9b2aef", None),  # drawn in the tree of 609ecdca (the draw commit's
+    # parent) with the script as committed (populations s 44, k 40, b 288, x 15; about 22 s on the shared box)
 }
 DEFAULT = ("27",)
 

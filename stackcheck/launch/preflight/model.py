@@ -884,14 +884,15 @@ def query_heads(config: Mapping[str, Any]) -> int | None:
 # and the experts' intermediate size (moe_intermediate_size, else intermediate_size) with quantization_config, whose
 # weight_block_size SGLang's FP8 MoE weights must divide per rank (refusal fp8-block-moe-tp-split), and the rotary
 # base as written (rope_theta, or inside rope_parameters / rope_scaling: refusal rope-theta-file-default, igap53;
-# swa_rope_theta, the base MiMo-V2's sliding-window layers read: igap55)
+# swa_rope_theta, the base MiMo-V2's sliding-window layers read: igap55), and norm_topk_prob, whose false value the BF16
+# trtllm-gen MoE asserts against (refusals.launch_model_moe_renormalize: ifc64)
 ATTENTION_KEYS = (
     "architectures", "model_type", "num_attention_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",
     "multi_query_group_num", "num_attention_groups", "multi_query", "head_dim", "v_head_dim", "hidden_size",
     "index_topk", "learnable_sink", "sparse_config", "dual_chunk_attention_config",
     "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts",
     "moe_intermediate_size", "intermediate_size", "quantization_config", "torch_dtype", "dtype",
-    "rope_theta", "rope_parameters", "rope_scaling", "swa_rope_theta",
+    "rope_theta", "rope_parameters", "rope_scaling", "swa_rope_theta", "norm_topk_prob",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
