@@ -621,12 +621,17 @@ SRUN_TASKS_SOURCES = [
 ]  # fmt: skip
 
 
+#: srun's input variables of -n in opt.c env_vars[]'s order (:595-597: SLURM_NPROCS "listed first so SLURM_NTASKS
+#: overrides"), each with its group twins (_env_option)
+_SRUN_TASKS_ENV = ("SLURM_NPROCS", "SLURM_NTASKS")
+
+
 def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
     """Why an srun (its options: runners.srun_line) may run more than one copy of its command on one node (ifc56:
     SRUN_TASKS_SOURCES), None where it runs at most one a node: no task count above 1, or -N at least the count with
     no --ntasks-per-node above 1. A count that is no whole number is taken as more than one (fail closed)."""
     got = line.counts
-    ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+    ntasks_raw = got.get("ntasks") or _env_option(env, *_SRUN_TASKS_ENV)[0]
 
     def count(raw: str | None, low: bool) -> int | None:
         if raw is None:
@@ -640,7 +645,7 @@ def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
     if nodes_raw is None:  # (imend11: SLURM_JOB_NUM_NODES, srun's -N from 17.11.1, SLURM_NNODES before: the fewest)
         given = [v for v in (_env_option(env, var)[0] for var in _SRUN_NODES_ENV) if v is not None]
         nodes_raw = min(given, key=lambda v: count(v, True) or 0) if given else None
-    per_node_raw = got.get("ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE")
+    per_node_raw = got.get("ntasks-per-node") or _env_option(env, "SLURM_NTASKS_PER_NODE")[0]
 
     ntasks, nodes, per_node = count(ntasks_raw, False), count(nodes_raw, True), count(per_node_raw, False)
     if per_node is not None and per_node != 1:
@@ -850,10 +855,7 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int
         on_line.add("gpus")
     out: list[tuple[str, int | None]] = []
     for var, option in SRUN_GPU_ENV:
-        name, value = var, env.get(var)
-        for group in (f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
-            if group in env:
-                name, value = group, env[group]
+        value, name = _env_option(env, var)
         if value is None or option in on_line:
             continue
         if option == "gpus-per-node" and "gpus" in on_line and "SLURM_JOB_ID" in env:
@@ -892,13 +894,16 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int
     return out
 
 
-def _env_option(env: Mapping[str, str], var: str) -> tuple[str | None, str]:
-    """(the value srun takes for its input variable `var` from `env`, the variable it comes from): opt.c _opt_env
-    reads VAR, then VAR_PACK_GROUP_0 and VAR_HET_GROUP_0, the later one winning."""
-    name, value = var, env.get(var)
-    for group in (f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
-        if group in env:
-            name, value = group, env[group]
+def _env_option(env: Mapping[str, str], *variables: str) -> tuple[str | None, str]:
+    """(the value srun takes for its input variable from `env`, the variable it comes from): opt.c _opt_env reads
+    each of env_vars[]'s names in its order (`variables`: SLURM_NPROCS before SLURM_NTASKS, both -n), each as VAR,
+    then VAR_PACK_GROUP_0 and VAR_HET_GROUP_0, the later one winning. The one reader of srun's input variables
+    (irev80: -D's and the task counts' read the plain name alone); where none is set, (None, the first name)."""
+    name, value = variables[0], None
+    for var in variables:
+        for each in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
+            if each in env:
+                name, value = each, env[each]
     return value, name
 
 
@@ -961,7 +966,7 @@ def _srun_spread(sruns: Sequence[SrunLine], env: Mapping[str, str]) -> str | Non
     nodes), None where every srun runs it on one node (a count not read: taken as several, fail closed)."""
     for line in sruns:
         got = line.counts
-        ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+        ntasks_raw = got.get("ntasks") or _env_option(env, *_SRUN_TASKS_ENV)[0]
         nodes_raw, single = _srun_nodes(line, env)  # (imend11: SLURM_JOB_NUM_NODES too, a range 1-2 as more than one)
         if not single:
             return f"-N {nodes_raw}"
@@ -1265,7 +1270,7 @@ def _srun_chdir(argv: Sequence[str], at: int, env: Mapping[str, str]) -> bool:
     (the first sys.path entry of `python -m`), a relative --model-path, were not the server's."""
     from stackcheck.launch.runners import RUNNERS, read_runner, srun_long
 
-    if env.get("SLURM_WORKING_DIR"):
+    if _env_option(env, "SLURM_WORKING_DIR")[0]:  # (its heterogeneous job's group twins too: irev80)
         return True
     end = read_runner(argv, at).command
     values = RUNNERS["srun"].short_value
