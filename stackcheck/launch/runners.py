@@ -97,8 +97,11 @@ RUNNERS: dict[str, Runner] = {
            "summary-wall-clock", "syscall-number", "version"),
         0, "p", _f("attach"), every_long_known=False,
     ),
+    # (irev80: its letters are SRUN_SHORT_VALUE's, imend11's reading of slurm_opt.c, and SRUN_SHORT_OPTIONAL's -I / -K
+    # / -k take the rest of their cluster only, read_runner's srun case; -b / -F / -r were unknown here, -j plain,
+    # which that getopt string has not: srun refuses it)
     "srun": Runner(
-        "ABcCdDeGiJLmMnNopqStTwWx", "EhHjklOQsuvVXZ",
+        "ABbCcDdeFGiJLMmNnopqrSTtWwx", "EhHlOQsuvVXZ",
         _f("account", "nodes", "ntasks", "cpus-per-task", "gres", "gpus", "gpus-per-node", "gpus-per-task",
            "partition", "job-name", "time", "mem", "mem-per-cpu", "mem-per-gpu", "qos", "export", "chdir", "output",
            "error", "input", "nodelist", "exclude", "constraint", "mpi", "ntasks-per-node", "distribution",
@@ -406,6 +409,8 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
         letter = word[j]
         if letter in spec.no_command:
             return Reading(None)
+        if program == "srun" and letter in SRUN_SHORT_OPTIONAL:
+            return 1  # (an optional value: the rest of the cluster, if any, never the next word; srun_line's reading)
         if letter in spec.short_value:
             check = VALUE_CHECKS.get(program, {}).get(letter)
             value = word[j + 1 :] if j + 1 < len(word) else argv[i + 1] if i + 1 < len(argv) else None
