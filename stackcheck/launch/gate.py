@@ -802,6 +802,13 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
     tasks are _srun_copies' and _srun_spread's); a value not read is not one node (fail closed)."""
     raw = line.counts.get("nodes")
     if raw is None:
+        # (irev80) -w / --nodelist HOSTS, -F / --nodefile FILE: the step gets every node listed (srun(1) --nodelist),
+        # more than one where the list has a `,` or a `[range]`, or is a file (-w with a `/`, -F): not read, fail closed
+        hosts, hostfile = line.counts.get("nodelist"), line.counts.get("nodefile")
+        if hostfile is not None:
+            return f"--nodefile {hostfile}", False
+        if hosts is not None and any(c in hosts for c in ",[/"):
+            return f"--nodelist {hosts}", False
         given = [env[v] for var in _SRUN_NODES_ENV for v in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0")
                  if v in env]  # fmt: skip
         if not given:
@@ -818,7 +825,7 @@ def _gpus_share(shown: str, value: str, line: SrunLine, env: Mapping[str, str]) 
     nodes, single = _srun_nodes(line, env)
     if single:
         return shown, _gpu_count("--gpus", value)
-    return f"{shown} over -N {nodes}", None
+    return f"{shown} over " + (str(nodes) if str(nodes).startswith("--") else f"-N {nodes}"), None
 
 
 #: (imend8) srun's input environment variables of the GPU options srun_gpus reads (Slurm src/srun/opt.c, master
@@ -969,7 +976,7 @@ def _srun_spread(sruns: Sequence[SrunLine], env: Mapping[str, str]) -> str | Non
         ntasks_raw = got.get("ntasks") or _env_option(env, *_SRUN_TASKS_ENV)[0]
         nodes_raw, single = _srun_nodes(line, env)  # (imend11: SLURM_JOB_NUM_NODES too, a range 1-2 as more than one)
         if not single:
-            return f"-N {nodes_raw}"
+            return str(nodes_raw) if str(nodes_raw).startswith("--") else f"-N {nodes_raw}"
         if ntasks_raw is not None:
             tasks = _small_count(ntasks_raw.strip(), -1)
             if tasks is None or tasks < 0 or tasks > 1:

@@ -263,7 +263,8 @@ def srun_long(word: str) -> tuple[str, ...]:
 class SrunLine(NamedTuple):
     """srun's options before its command, read once for all their readers (imend10: two loops, each after its own
     read_runner, read them before). `command` / `unsure`: read_runner's; `options`: srun_options'; `counts`: -n / -N /
-    --ntasks-per-node / -G, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus": the last value given}."""
+    --ntasks-per-node / -G / -w / -F, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus" | "nodelist" | "nodefile": the
+    last value given}."""
 
     command: int | None
     unsure: str | None
@@ -272,7 +273,8 @@ class SrunLine(NamedTuple):
 
 
 _SRUN_COUNTED = {"ntasks": "ntasks", "nodes": "nodes", "ntasks-per-node": "ntasks-per-node", "gpus": "gpus",
-                 "n": "ntasks", "N": "nodes", "G": "gpus"}  # fmt: skip
+                 "n": "ntasks", "N": "nodes", "G": "gpus", "nodelist": "nodelist", "w": "nodelist",
+                 "nodefile": "nodefile", "F": "nodefile"}  # fmt: skip
 
 
 def srun_line(argv: Sequence[str], at: int) -> SrunLine:
