@@ -622,12 +622,17 @@ SRUN_TASKS_SOURCES = [
 ]  # fmt: skip
 
 
+#: srun's input variables of -n in opt.c env_vars[]'s order (:595-597: SLURM_NPROCS "listed first so SLURM_NTASKS
+#: overrides"), each with its group twins (_env_option)
+_SRUN_TASKS_ENV = ("SLURM_NPROCS", "SLURM_NTASKS")
+
+
 def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
     """Why an srun (its options: runners.srun_line) may run more than one copy of its command on one node (ifc56:
     SRUN_TASKS_SOURCES), None where it runs at most one a node: no task count above 1, or -N at least the count with
     no --ntasks-per-node above 1. A count that is no whole number is taken as more than one (fail closed)."""
     got = line.counts
-    ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+    ntasks_raw = got.get("ntasks") or _env_option(env, *_SRUN_TASKS_ENV)[0]
 
     def count(raw: str | None, low: bool) -> int | None:
         if raw is None:
@@ -641,7 +646,7 @@ def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
     if nodes_raw is None:  # (imend11: SLURM_JOB_NUM_NODES, srun's -N from 17.11.1, SLURM_NNODES before: the fewest)
         given = [v for v in (_env_option(env, var)[0] for var in _SRUN_NODES_ENV) if v is not None]
         nodes_raw = min(given, key=lambda v: count(v, True) or 0) if given else None
-    per_node_raw = got.get("ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE")
+    per_node_raw = got.get("ntasks-per-node") or _env_option(env, "SLURM_NTASKS_PER_NODE")[0]
 
     ntasks, nodes, per_node = count(ntasks_raw, False), count(nodes_raw, True), count(per_node_raw, False)
     if per_node is not None and per_node != 1:
@@ -798,6 +803,13 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
     tasks are _srun_copies' and _srun_spread's); a value not read is not one node (fail closed)."""
     raw = line.counts.get("nodes")
     if raw is None:
+        # (irev80) -w / --nodelist HOSTS, -F / --nodefile FILE: the step gets every node listed (srun(1) --nodelist),
+        # more than one where the list has a `,` or a `[range]`, or is a file (-w with a `/`, -F): not read, fail closed
+        hosts, hostfile = line.counts.get("nodelist"), line.counts.get("nodefile")
+        if hostfile is not None:
+            return f"--nodefile {hostfile}", False
+        if hosts is not None and any(c in hosts for c in ",[/"):
+            return f"--nodelist {hosts}", False
         given = [env[v] for var in _SRUN_NODES_ENV for v in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0")
                  if v in env]  # fmt: skip
         if not given:
@@ -814,7 +826,7 @@ def _gpus_share(shown: str, value: str, line: SrunLine, env: Mapping[str, str]) 
     nodes, single = _srun_nodes(line, env)
     if single:
         return shown, _gpu_count("--gpus", value)
-    return f"{shown} over -N {nodes}", None
+    return f"{shown} over " + (str(nodes) if str(nodes).startswith("--") else f"-N {nodes}"), None
 
 
 #: (imend8) srun's input environment variables of the GPU options srun_gpus reads (Slurm src/srun/opt.c, master
@@ -851,10 +863,7 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int
         on_line.add("gpus")
     out: list[tuple[str, int | None]] = []
     for var, option in SRUN_GPU_ENV:
-        name, value = var, env.get(var)
-        for group in (f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
-            if group in env:
-                name, value = group, env[group]
+        value, name = _env_option(env, var)
         if value is None or option in on_line:
             continue
         if option == "gpus-per-node" and "gpus" in on_line and "SLURM_JOB_ID" in env:
@@ -893,13 +902,16 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int
     return out
 
 
-def _env_option(env: Mapping[str, str], var: str) -> tuple[str | None, str]:
-    """(the value srun takes for its input variable `var` from `env`, the variable it comes from): opt.c _opt_env
-    reads VAR, then VAR_PACK_GROUP_0 and VAR_HET_GROUP_0, the later one winning."""
-    name, value = var, env.get(var)
-    for group in (f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
-        if group in env:
-            name, value = group, env[group]
+def _env_option(env: Mapping[str, str], *variables: str) -> tuple[str | None, str]:
+    """(the value srun takes for its input variable from `env`, the variable it comes from): opt.c _opt_env reads
+    each of env_vars[]'s names in its order (`variables`: SLURM_NPROCS before SLURM_NTASKS, both -n), each as VAR,
+    then VAR_PACK_GROUP_0 and VAR_HET_GROUP_0, the later one winning. The one reader of srun's input variables
+    (irev80: -D's and the task counts' read the plain name alone); where none is set, (None, the first name)."""
+    name, value = variables[0], None
+    for var in variables:
+        for each in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
+            if each in env:
+                name, value = each, env[each]
     return value, name
 
 
@@ -962,10 +974,10 @@ def _srun_spread(sruns: Sequence[SrunLine], env: Mapping[str, str]) -> str | Non
     nodes), None where every srun runs it on one node (a count not read: taken as several, fail closed)."""
     for line in sruns:
         got = line.counts
-        ntasks_raw = got.get("ntasks") or env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+        ntasks_raw = got.get("ntasks") or _env_option(env, *_SRUN_TASKS_ENV)[0]
         nodes_raw, single = _srun_nodes(line, env)  # (imend11: SLURM_JOB_NUM_NODES too, a range 1-2 as more than one)
         if not single:
-            return f"-N {nodes_raw}"
+            return str(nodes_raw) if str(nodes_raw).startswith("--") else f"-N {nodes_raw}"
         if ntasks_raw is not None:
             tasks = _small_count(ntasks_raw.strip(), -1)
             if tasks is None or tasks < 0 or tasks > 1:
@@ -1310,7 +1322,7 @@ def _srun_chdir(argv: Sequence[str], at: int, env: Mapping[str, str]) -> bool:
     (the first sys.path entry of `python -m`), a relative --model-path, were not the server's."""
     from stackcheck.launch.runners import RUNNERS, read_runner, srun_long
 
-    if env.get("SLURM_WORKING_DIR"):
+    if _env_option(env, "SLURM_WORKING_DIR")[0]:  # (its heterogeneous job's group twins too: irev80)
         return True
     end = read_runner(argv, at).command
     values = RUNNERS["srun"].short_value

@@ -138,9 +138,34 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
         launch={"model_quant_method": quant} if isinstance(quant, str) and quant != "none" else {},
     )
     picked = moe_runner_auto(d, mapping, version, seen)
-    if picked is None or ctx.launch.get("moe_runner_auto") == picked:
+    moe = _line_model_moe(model, d)
+    added = {k: v for k, v in (("moe_runner_auto", picked), ("model_moe", moe)) if v is not None}
+    # (irev80) the quantization as the gate's facts hold it: launch.quantization is the line's --quantization alone,
+    # the checkpoint's quant_method launch.model_quant_method; recommend's `quantization` is the checkpoint's ('none':
+    # not quantized), under which a rule on a launch without --quantization (`not launch.quantization exists`, such
+    # as moe-trtllm-gen-cubins' for an unquantized MoE model) never applied
+    launch = {k: v for k, v in ctx.launch.items() if k != "quantization"}
+    if isinstance(d.launch.get("quantization"), str):
+        launch["quantization"] = d.launch["quantization"]
+    if isinstance(quant, str) and quant != "none" and "model_quant_method" not in launch:
+        launch["model_quant_method"] = quant
+    launch.update(added)
+    if launch == ctx.launch:
         return ctx
-    return Context(facts=ctx.facts, manifests=ctx.manifests, launch={**ctx.launch, "moe_runner_auto": picked})
+    return Context(facts=ctx.facts, manifests=ctx.manifests, launch=launch)
+
+
+def _line_model_moe(model: ModelSeen, d: Any) -> bool | None:
+    """launch.model_moe for this line, as the gate sets it (refusals.launch_model_moe, icubin3) from the model's
+    config.json; a draft model the line names is not read here, so a dense model with one stays not known (the gate
+    reads the draft's config.json: a MoE draft runs MoE layers). irev80: recommend never set it, so the rules on the
+    MoE runner SGLang may pick itself (check moe-trtllm-gen-cubins) judged its lines unlike the gate's."""
+    from stackcheck.launch.refusals import launch_model_moe
+
+    found = launch_model_moe({"model": model.config}) if model.config is not None else None
+    if found is False and any(str(w).startswith("--speculative-draft-model") for w in d.command):
+        return None
+    return found
 
 
 def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[Any]:
@@ -223,7 +248,11 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
 
 
 def check_problems(
-    ctx: Context, argv: Sequence[str], env: Mapping[str, str], failing: set[str] | None = None
+    ctx: Context,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    failing: set[str] | None = None,
+    model: ModelSeen | None = None,
 ) -> list[Any]:
     """The stack checks (checks.json) this SGLang launch needs, as the gate adds them (gate.add_launch_requirements:
     the manifests' `required_by`, per rule where a rule has its own), that fail on ctx's stack so that the gate
@@ -231,12 +260,19 @@ def check_problems(
     blocked, naming the rule's observed and required values and the check's fix. A check that is unknown is not
     one (recommend does not propose for a box the gate cannot read; the gate says so of the launch itself).
     `failing`: the ids of the checks known to fail on ctx's facts (the plan's still_failing_checks, judged on the
-    same facts); only those are judged again (None: every check the launch needs)."""
+    same facts); only those are judged again (None: every check the launch needs). `model`: the model as read, whose
+    launch facts (launch.moe_runner_auto, launch.model_moe: _with_moe_runner_auto) the checks are judged with, every
+    needed one where they add any."""
     from stackcheck.launch.gate import Blocker, Problem, _decide_check, add_launch_requirements, derive
     from stackcheck.verdicts.engine import evaluate_check
 
     d = derive(list(argv), ctx.manifests.launch, dict(env))  # (env: NCCL_P2P_DISABLE=1 scopes pcie-p2p-path out)
     add_launch_requirements(d, ctx.manifests.features, ctx.manifests.checks)
+    if model is not None:  # (irev80: the launch facts the gate sets once its preflight read the model, as
+        # gate_problems judges with them; a check failing only with them is in no plan's still_failing_checks)
+        line = _with_moe_runner_auto(ctx, model, d, ctx.manifests.launch, ctx.installed_version("sglang"))
+        if line is not ctx:
+            ctx, failing = line, None
     checks = {str(c.get("id")): c for c in ctx.manifests.checks}
     out: list[Any] = []
     for r in d.required:
@@ -1295,11 +1331,11 @@ def recommend(
         found = _refusing(gate_problems(target, model, read_prefix(command, line_env).argv), model) if command else []
         refused = [p for p in found if (p.subject, p.status) not in known]
     refused += [p for p in prefix_refused if p not in refused]  # (exit 1 even where no other change is needed)
-    if request.judge_line and command and (failing is None or failing):
+    if request.judge_line and command and (failing is None or failing or model.architecture is not None):
         # the stack checks the line needs that still fail on the target stack (the plan's still_failing_checks
         # among them): the gate refuses the launch for them whatever its flags, so no line is proposed either
         read = read_prefix(command, line_env)  # what the line's SGLang sees: its env prefix applied
-        refused += check_problems(target, read.argv, read.env, failing)
+        refused += check_problems(target, read.argv, read.env, failing, model)
     told = [p for p in refused if p not in prefix_refused]  # (the words before the launch: said above)
     if told and stop is None:  # (a stop's note is written above)
         what = "; ".join(f"{p.subject} ({p.status}): {_short(p.message, 300)}" for p in told)

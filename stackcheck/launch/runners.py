@@ -97,8 +97,11 @@ RUNNERS: dict[str, Runner] = {
            "summary-wall-clock", "syscall-number", "version"),
         0, "p", _f("attach"), every_long_known=False,
     ),
+    # (irev80: its letters are SRUN_SHORT_VALUE's, imend11's reading of slurm_opt.c, and SRUN_SHORT_OPTIONAL's -I / -K
+    # / -k take the rest of their cluster only, read_runner's srun case; -b / -F / -r were unknown here, -j plain,
+    # which that getopt string has not: srun refuses it)
     "srun": Runner(
-        "ABcCdDeGiJLmMnNopqStTwWx", "EhHjklOQsuvVXZ",
+        "ABbCcDdeFGiJLMmNnopqrSTtWwx", "EhHlOQsuvVXZ",
         _f("account", "nodes", "ntasks", "cpus-per-task", "gres", "gpus", "gpus-per-node", "gpus-per-task",
            "partition", "job-name", "time", "mem", "mem-per-cpu", "mem-per-gpu", "qos", "export", "chdir", "output",
            "error", "input", "nodelist", "exclude", "constraint", "mpi", "ntasks-per-node", "distribution",
@@ -260,7 +263,8 @@ def srun_long(word: str) -> tuple[str, ...]:
 class SrunLine(NamedTuple):
     """srun's options before its command, read once for all their readers (imend10: two loops, each after its own
     read_runner, read them before). `command` / `unsure`: read_runner's; `options`: srun_options'; `counts`: -n / -N /
-    --ntasks-per-node / -G, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus": the last value given}."""
+    --ntasks-per-node / -G / -w / -F, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus" | "nodelist" | "nodefile": the
+    last value given}."""
 
     command: int | None
     unsure: str | None
@@ -269,7 +273,8 @@ class SrunLine(NamedTuple):
 
 
 _SRUN_COUNTED = {"ntasks": "ntasks", "nodes": "nodes", "ntasks-per-node": "ntasks-per-node", "gpus": "gpus",
-                 "n": "ntasks", "N": "nodes", "G": "gpus"}  # fmt: skip
+                 "n": "ntasks", "N": "nodes", "G": "gpus", "nodelist": "nodelist", "w": "nodelist",
+                 "nodefile": "nodefile", "F": "nodefile"}  # fmt: skip
 
 
 def srun_line(argv: Sequence[str], at: int) -> SrunLine:
@@ -406,6 +411,8 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
         letter = word[j]
         if letter in spec.no_command:
             return Reading(None)
+        if program == "srun" and letter in SRUN_SHORT_OPTIONAL:
+            return 1  # (an optional value: the rest of the cluster, if any, never the next word; srun_line's reading)
         if letter in spec.short_value:
             check = VALUE_CHECKS.get(program, {}).get(letter)
             value = word[j + 1 :] if j + 1 < len(word) else argv[i + 1] if i + 1 < len(argv) else None

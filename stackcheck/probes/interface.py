@@ -248,8 +248,11 @@ class CommandTimeout(Exception):
 OUTPUT_CAP = 1 << 20
 
 
-def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | None = None) -> tuple[int, str, str]:
-    """Run a command without a shell and return (returncode, stdout, stderr), each output capped.
+def run_command(
+    argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | None = None, cwd: str | None = None
+) -> tuple[int, str, str]:
+    """Run a command without a shell (in `cwd`, this process's directory where None) and return (returncode, stdout,
+    stderr), each output capped.
 
     The command runs in its own session so that on timeout its whole process group is killed: a wrapper
     script's children cannot keep the pipes open past the timeout. Raises CommandTimeout or OSError.
@@ -266,6 +269,7 @@ def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=run_env,
+        cwd=cwd,
         start_new_session=True,
     )
     bufs = (bytearray(), bytearray())

@@ -353,9 +353,10 @@ def parse_answer(text: str) -> dict[str, Any]:
     return data
 
 
-def run_interpreter(exe: str, env: Mapping[str, str], timeout_s: float) -> dict[str, Any]:
-    """Run the one-liner; its checked answer. Raises OSError, CommandTimeout or ValueError (one line)."""
-    rc, out, err = run_command([exe, "-S", "-c", ONELINER], timeout_s, env)
+def run_interpreter(exe: str, env: Mapping[str, str], timeout_s: float, cwd: str | None = None) -> dict[str, Any]:
+    """Run the one-liner (in `cwd`: where the launch starts, as the server's interpreter starts there); its checked
+    answer. Raises OSError, CommandTimeout or ValueError (one line)."""
+    rc, out, err = run_command([exe, "-S", "-c", ONELINER], timeout_s, env, cwd)
     if rc != 0:
         last = (err.strip().splitlines() or [""])[-1][:120]
         raise ValueError(f"exited {rc}" + (f": {last}" if last else ""))
@@ -602,9 +603,13 @@ def own_facts(target: Target | None) -> dict[str, Any]:
 
 
 def learn(
-    target: Target, view: FileView, cache_dir: str | None, timeout_s: float
+    target: Target, view: FileView, cache_dir: str | None, timeout_s: float, cwd: str | None = None
 ) -> tuple[dict[str, Any], ProbeStatus, str | None]:
-    """facts.python for a target, with the probe status and reason (see the module docstring)."""
+    """facts.python for a target, with the probe status and reason (see the module docstring). `cwd`: the directory
+    the launch starts in (ProbeContext.launch_cwd), where the interpreter is run: a pyenv or asdf shim, which the
+    gate lets pass as the launch's `python3` (igap58), picks its version from a version file looked up from the
+    directory it runs in (irev80: run in the gate's own, `env -C DIR` / gate --cwd DIR judged another version's
+    packages); None: this process's directory. (A wrapper script's answer is never cached: cache_key.)"""
     if target.own:
         return own_facts(target), "ok", None
     exe = target.executable
@@ -622,7 +627,7 @@ def learn(
             learned = "cache"
         else:
             try:
-                data = run_interpreter(exe, target.env, timeout_s)
+                data = run_interpreter(exe, target.env, timeout_s, cwd)
                 learned = "ran"
             except CommandTimeout:
                 why_static = f"{exe} did not answer within {timeout_s:g}s"
@@ -699,7 +704,7 @@ class PythonProbe(Probe):
             import time
 
             timeout = max(0.1, min(timeout, ctx.deadline - time.monotonic() - 0.3))
-        facts, status, reason = learn(target, ctx.fs, cache_dir or None, timeout)
+        facts, status, reason = learn(target, ctx.fs, cache_dir or None, timeout, ctx.launch_cwd)
         return ProbeResult({"python": facts}, status, reason)
 
     def failure_facts(self, reason: str) -> dict[str, Any]:
