@@ -771,8 +771,20 @@ class Engine:
         memo: bool = True,
         box: Mapping[str, FeatureVerdict] | None = None,
         box_checks: list[CheckVerdict] | None = None,
+        box_failing: list[CheckVerdict] | None = None,
     ) -> None:
         self.ctx = ctx
+        #: the stack checks failing on the box as it is (checks_failing_on(ctx.facts, {}), as an earlier request on
+        #: the same plan-cache key judged them: plan_cache.load_upstream_parts), when the caller has them: with the
+        #: memo, read instead of judging every check on the box again (iperf40); `box_failing_now`: that list, when
+        #: this engine judged it (for the caller to keep)
+        ids = {str(c.get("id")) for c in ctx.manifests.checks} if memo and box_failing is not None else set()
+        self._box_failing = (
+            list(box_failing)
+            if memo and box_failing is not None and all(str(v.get("id")) in ids for v in box_failing)
+            else None
+        )
+        self.box_failing_now: list[CheckVerdict] | None = None
         #: the stack checks on the box as it is, as evaluate_check judges them on ctx (the audit's, or the ones the
         #: plan cache keeps), by id, when the caller has one for every check of the manifests, in their order: with
         #: the memo, a check on facts whose replaced components it does not read (_check_reads) is the box's
@@ -872,7 +884,17 @@ class Engine:
         Given, a check that reads none of those components (_check_reads) is the box's verdict (`box_checks`) when
         the engine has it: the premise of the memo (plan/deps.py), for checks. With the memo, a check without a
         builtin whose rules all hold (rules_hold) is not judged in full: it cannot be failed
-        (tests/plan/test_plan_lean_truth.py holds the list equal to evaluate_check's on every check)."""
+        (tests/plan/test_plan_lean_truth.py holds the list equal to evaluate_check's on every check).
+
+        On the box's own facts with nothing replaced (`choices` empty), with the memo, the list given as `box_failing`
+        is the answer (a function of the context: kept under the plan cache's key, which names the facts, the launch,
+        the manifests and the code); else it is judged and left in `box_failing_now`."""
+        if self.memo and choices is not None and not choices and facts is self.ctx.facts:
+            if self._box_failing is not None:
+                return list(self._box_failing)
+            judged = list(self.failing_checks(facts, choices))
+            self.box_failing_now = judged
+            return list(judged)
         return list(self.failing_checks(facts, choices))
 
     def failing_checks(
