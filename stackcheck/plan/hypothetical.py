@@ -650,14 +650,32 @@ def prime(manifests: Manifests, has_gpus: bool) -> None:
     kept = prepared.kept_for(manifests, name, _DEPS_DOCS, *deps_readers())
     if kept is None:
         return
-    # which rules the engine judges per GPU model (engine._rule_per_gpu), read back too where the gate's loading
-    # thread or an earlier plan kept it: the planner judges a hundred rules or more on its first run
+    n_features = len(manifests.features)
+    if kept[2] is not None:
+        # the features' answers now, the checks' when the planner first judges a check (prime_checks): a plan whose
+        # failing checks on the box the plan cache kept may judge none, and then reads no checks.json (iperf40)
+        # (which rules the engine judges per GPU model, engine._rule_per_gpu, read back too where the gate's loading
+        # thread or an earlier plan kept it: the planner judges a hundred rules or more on its first run)
+        prepare_rules(manifests, checks=False)
+        if _restore(kept[2], list(manifests.features), n_features, manifests, has_gpus):
+            manifests.derived("plan.primed_checks")[has_gpus] = kept[2]
+            return
     prepare_rules(manifests)
     items: list[Any] = [*manifests.features, *manifests.checks]
-    n_features = len(manifests.features)
-    if kept[2] is not None and _restore(kept[2], items, n_features, manifests, has_gpus):
-        return
     prepared.keep(kept[0], name, kept[1], _work_out(items, n_features, manifests, has_gpus))
+
+
+def prime_checks(manifests: Manifests, has_gpus: bool) -> None:
+    """The checks' part of prime's kept answers (and the checks' rule shapes), restored before the planner first
+    judges a check; nothing where prime restored no features (it then filled everything, or nothing could be kept:
+    the memos fill on first use). Once per manifests and has_gpus."""
+    pending = manifests.derived("plan.primed_checks")
+    value = pending.pop(has_gpus, None)
+    if value is None:
+        return
+    prepare_rules(manifests)
+    n_features = len(manifests.features)
+    _restore(value, list(manifests.checks), n_features, manifests, has_gpus, start=n_features)
 
 
 def deps_readers() -> tuple[str, ...]:
@@ -711,14 +729,25 @@ def _work_out(items: list[Any], n_features: int, manifests: Manifests, has_gpus:
     return {"features": n_features, "sets": [list(k) for k in sets], "items": out}
 
 
-def _restore(value: Any, items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool) -> bool:
-    """Fill the memos from a kept value made for these documents; False (nothing filled) when it has another shape
-    (what the key names is the same, so only a damaged twin). One frozenset per distinct set of the value (a few
-    dozen), the items naming them by index."""
-    kept = value.get("items") if value.get("features") == n_features else None
+def _restore(
+    value: Any, items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool, start: int = 0
+) -> bool:
+    """Fill the memos of `items` from a kept value made for these documents, whose entries for them begin at `start`
+    (0: every item, features then checks, or the features alone; n_features: the checks, the rest of the entries);
+    False (nothing filled) when it has another shape (what the key names is the same, so only a damaged twin). One
+    frozenset per distinct set of the value (a few dozen), the items naming them by index."""
+    whole = value.get("items") if value.get("features") == n_features else None
     names = value.get("sets")
-    if type(kept) is not list or len(kept) != len(items) or type(names) is not list:
+    if type(whole) is not list or type(names) is not list:
         return False
+    if start == 0 and len(items) == n_features:
+        kept = whole[:n_features]  # (the features alone: the checks' entries are restored later, prime_checks)
+        if len(kept) != n_features:
+            return False
+    elif len(whole) != start + len(items):
+        return False
+    else:
+        kept = whole[start:]
     sets: list[frozenset[str]] = []
     for entry in names:
         if type(entry) is not list or not all(type(n) is str for n in entry):
@@ -743,7 +772,7 @@ def _restore(value: Any, items: list[Any], n_features: int, manifests: Manifests
             nodes.append((rule[part], None if n == -1 else sets[n]))
     components = manifests.derived("plan.feature_components")
     checks = manifests.derived("plan.check_reads")
-    for i, (item, answer) in enumerate(features):
+    for i, (item, answer) in enumerate(features, start):
         components[(id(item), has_gpus)] = (item, answer)
         if i >= n_features:
             checks[(id(item), has_gpus)] = (item, EVERY if item.get("builtin") is not None else answer[0] | answer[1])
@@ -778,12 +807,9 @@ class Engine:
         #: the same plan-cache key judged them: plan_cache.load_upstream_parts), when the caller has them: with the
         #: memo, read instead of judging every check on the box again (iperf40); `box_failing_now`: that list, when
         #: this engine judged it (for the caller to keep)
-        ids = {str(c.get("id")) for c in ctx.manifests.checks} if memo and box_failing is not None else set()
-        self._box_failing = (
-            list(box_failing)
-            if memo and box_failing is not None and all(str(v.get("id")) in ids for v in box_failing)
-            else None
-        )
+        # (its shape checked where it was read, plan_cache._failing; not its ids against checks.json, which a plan that
+        # judges no check does not read: the key it was kept under names the manifests' stamps)
+        self._box_failing = list(box_failing) if memo and box_failing is not None else None
         self.box_failing_now: list[CheckVerdict] | None = None
         #: the stack checks on the box as it is, as evaluate_check judges them on ctx (the audit's, or the ones the
         #: plan cache keeps), by id, when the caller has one for every check of the manifests, in their order: with
@@ -904,6 +930,7 @@ class Engine:
         caller that stops at the first failing check it is after judges no check after that one (the --want
         search's, which asks only whether one crashes). `only`: these checks of the manifests alone, judged as
         among the others."""
+        prime_checks(self.ctx.manifests, self._has_gpus)  # (the checks' kept dependency answers, once)
         reuse = choices is not None and bool(self._box_checks)
         ctx: Context | None = None
         for check in self.ctx.manifests.checks if only is None else only:

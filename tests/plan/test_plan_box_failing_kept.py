@@ -3,8 +3,9 @@
 fixes) judged every check of the manifests on the box's own facts again on every request (~3.6 ms CPU and the
 imports of the builtin checks' modules on the 2-core box); a later request on the same facts reads them. Held here:
 a later request judges no check (a call count, not a timing), prints what a plan with the caches off prints, the
-kept list is the one read (a changed kept verdict shows), and a kept list of another shape, or naming a check the
-manifests do not have, is judged again."""
+kept list is the one read (a changed kept verdict shows), and a kept list of another shape is judged again; such a
+request reads no checks.json (prime restores the checks' kept dependency answers only when the planner first judges a
+check: prime_checks), and a request that judges checks after it prints what a plan without caches prints."""
 
 from __future__ import annotations
 
@@ -101,7 +102,6 @@ def test_the_kept_list_is_the_one_read(cache: Path, capsys: pytest.CaptureFixtur
     [
         lambda doc: doc["failing"].__setitem__("features", {"not": "a list"}),
         lambda doc: doc["failing"]["features"][0].__setitem__("status", "ok"),
-        lambda doc: doc["failing"]["features"][0].__setitem__("id", "no-such-check"),
         lambda doc: doc.__setitem__("failing", []),
     ],
 )
@@ -122,3 +122,48 @@ def test_a_kept_list_of_another_shape_is_judged_again(
     judged[0] = 0
     assert plan(capsys, *WANT) == want
     assert judged[0] > 0
+
+
+def test_a_later_request_reads_no_checks_json(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stackcheck.knowledge import loader
+
+    want = fresh(capsys, monkeypatch, *WANT)
+    plan(capsys, *WANT)
+    plan(capsys, *WANT)
+    read: list[str] = []
+    real = loader.Manifests.list_of
+
+    def seen(self: Any, file: str, key: str) -> Any:
+        read.append(file)
+        return real(self, file, key)
+
+    monkeypatch.setattr(loader.Manifests, "list_of", seen)
+    assert plan(capsys, *WANT) == want
+    assert "features.json" in read
+    assert "checks.json" not in read  # (before iperf40: read by prime and the engine on every plan)
+    # a request that judges checks after it: the checks' answers restored then (prime_checks), the same plan
+    for request in (("--want", "attention-fa4"), ("--want", "fp8-block-gemm", "--format", "json"), ("--hold", "torch")):
+        assert plan(capsys, *request) == fresh(capsys, monkeypatch, *request), request
+
+
+def test_prime_restores_the_checks_answers_when_a_check_is_first_judged(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stackcheck.facts.model import load_facts_file
+    from stackcheck.knowledge.loader import load
+    from stackcheck.verdicts.context import Context
+
+    plan(capsys, "--want", "attention-fa4")  # (keeps the dependency answers and the rule shapes)
+    manifests = load()
+    facts = load_facts_file(WU)
+    engine = hypothetical.Engine(Context(facts=facts, manifests=manifests, launch={}))
+    has_gpus = engine._has_gpus
+    assert has_gpus
+    assert manifests.derived("plan.primed_checks").get(has_gpus) is not None  # pending: no check judged yet
+    reads = manifests.derived("plan.check_reads")
+    assert not any(key[1] == has_gpus for key in reads)
+    engine.checks_failing_on(facts, {})
+    assert manifests.derived("plan.primed_checks").get(has_gpus) is None
+    assert {key[0] for key in reads if key[1] == has_gpus} == {id(c) for c in manifests.checks}
