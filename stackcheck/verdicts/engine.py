@@ -527,6 +527,7 @@ def prepare(manifests: Any, checks: bool = True) -> None:
             and all(type(f) is bool for f in flags)
         ):
             done["features"] = True
+            done["kept"] = kept  # (read once: a later prepare(manifests) takes the checks' part from it)
             for rule, per_gpu in zip(first, flags, strict=False):
                 if len(_SHAPES) < 65536:
                     _SHAPES[id(rule)] = (rule, per_gpu)
@@ -536,9 +537,11 @@ def prepare(manifests: Any, checks: bool = True) -> None:
     items = [*manifests.features, *manifests.checks]
     rules: list[Rule] = [cast("Rule", r) for item in items for r in item.get("rules") or [] if isinstance(r, dict)]
 
-    kept = prepared.kept_for(
-        manifests, "rule-shapes", ("features.json", "checks.json"), __file__, loader.__file__ or ""
-    )
+    kept = done.pop("kept", None) if done is not None else None
+    if kept is None:
+        kept = prepared.kept_for(
+            manifests, "rule-shapes", ("features.json", "checks.json"), __file__, loader.__file__ or ""
+        )
     value = kept[2] if kept is not None else None
     flags = value.get("per_gpu") if value is not None and value.get("rules") == len(rules) else None
     if type(flags) is list and len(flags) == len(rules) and all(type(f) is bool for f in flags):

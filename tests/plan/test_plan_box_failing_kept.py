@@ -167,3 +167,31 @@ def test_prime_restores_the_checks_answers_when_a_check_is_first_judged(
     engine.checks_failing_on(facts, {})
     assert manifests.derived("plan.primed_checks").get(has_gpus) is None
     assert {key[0] for key in reads if key[1] == has_gpus} == {id(c) for c in manifests.checks}
+
+
+def test_the_rule_shapes_are_read_once_for_the_features_and_then_the_checks(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stackcheck.facts.model import load_facts_file
+    from stackcheck.knowledge import prepared
+    from stackcheck.knowledge.loader import load
+    from stackcheck.verdicts import engine
+    from stackcheck.verdicts.context import Context
+
+    plan(capsys, "--want", "attention-fa4")  # (keeps the dependency answers and the rule shapes)
+    names: list[str] = []
+    real = prepared.kept_for
+
+    def seen(manifests: Any, name: str, *a: Any) -> Any:
+        names.append(name)
+        return real(manifests, name, *a)
+
+    monkeypatch.setattr(prepared, "kept_for", seen)
+    manifests = load()
+    facts = load_facts_file(WU)
+    hypothetical.Engine(Context(facts=facts, manifests=manifests, launch={})).checks_failing_on(facts, {})
+    assert names.count("rule-shapes") == 1  # (the features' part, then the checks' from the same read)
+    for item in manifests.checks:
+        for rule in item.get("rules") or []:
+            if isinstance(rule, dict):
+                assert engine._SHAPES[id(rule)][0] is rule
