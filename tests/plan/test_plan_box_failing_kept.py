@@ -187,6 +187,7 @@ def test_the_rule_shapes_are_read_once_for_the_features_and_then_the_checks(
         return real(manifests, name, *a)
 
     monkeypatch.setattr(prepared, "kept_for", seen)
+    monkeypatch.setattr(engine, "_SHAPES", {})  # (the process-wide memo stops filling at 65,536 rules: other tests')
     manifests = load()
     facts = load_facts_file(WU)
     hypothetical.Engine(Context(facts=facts, manifests=manifests, launch={})).checks_failing_on(facts, {})
