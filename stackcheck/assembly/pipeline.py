@@ -344,8 +344,10 @@ def build_report(
     planner's `box_verdicts`). `keep_lookups`: the context keeps each fact path's value once read
     (Context.keep_lookups), for a caller that changes neither its facts nor its launch (`stackcheck plan`, iperf27).
     `box_out`, given with `upstream_slot`: filled with [the box's verdicts to keep with the answers ({way:
-    plan_cache.Box}: those kept under the key, and the way judged now), whether one was judged now]; the box's
-    verdicts of this way, kept by an earlier request under the key, are read instead of judged (iperf38)."""
+    plan_cache.Box}: those kept under the key, and the way judged now), whether one was judged now, the checks
+    failing on the box kept under the key ({way: [verdict, ...]}, plan_cache.load_upstream_parts: the planner reads
+    this way's instead of judging every check on the box again, iperf40), this way]; the box's verdicts of this way,
+    kept by an earlier request under the key, are read instead of judged (iperf38)."""
     report, _manifests, context = _report(
         opts,
         want_plan,
@@ -456,14 +458,15 @@ def _report(
 
     kept = _Kept(facts, launch, texts, context) if texts is not None else None
     box_kept: dict[str, Any] = {}  # the box's verdicts an earlier request kept under the key, per way (iperf38)
+    failing_kept: dict[str, list[Any]] = {}  # the checks failing on the box an earlier request kept, per way (iperf40)
     answers: dict[str, str | None] = {}
     if kept is not None and upstream_out is not None:
         if kept.key:  # a plan with a request: the answers an earlier request on the same key kept (iperf37)
-            from stackcheck.assembly.plan_cache import load_upstream_doc, upstream_dir
+            from stackcheck.assembly.plan_cache import load_upstream_parts, upstream_dir
 
             where = upstream_dir()
             if where:
-                answers, box_kept = load_upstream_doc(where, kept.key)
+                answers, box_kept, failing_kept = load_upstream_parts(where, kept.key)
                 upstream_out.update(answers)
                 if upstream_slot is not None:
                     upstream_slot.append((where, kept.key))
@@ -524,7 +527,7 @@ def _report(
             and not want_plan
             and bool(answers or box_kept)
         )
-        box_out[:] = [dict(box_kept), new]
+        box_out[:] = [dict(box_kept), new, dict(failing_kept), way]
         copy = _box_copy(features, checks, judged_now if opts.facts_file else None) if new else None
         if copy is not None:
             box_out[0][way] = copy

@@ -474,21 +474,44 @@ def load_upstream(directory: str, key: str) -> dict[str, str | None]:
 def load_upstream_doc(directory: str, key: str) -> tuple[dict[str, str | None], dict[str, Box]]:
     """The answers kept under `key`, and the box's verdicts kept with them ({way: Box}; a way whose item does not
     have its shape is left out: judged again)."""
+    answers, box, _failing = load_upstream_parts(directory, key)
+    return answers, box
+
+
+def load_upstream_parts(directory: str, key: str) -> tuple[dict[str, str | None], dict[str, Box], dict[str, list[Any]]]:
+    """load_upstream_doc's answers and box, and the stack checks failing on the box as it is that a request kept with
+    them ({way: [check verdict, ...]}, plan.hypothetical.Engine.checks_failing_on on the stated facts with nothing
+    replaced, in the manifests' order; a way whose list does not have that shape is left out: judged again)."""
     raw = read_private(directory, key + ".json", MAX_UPSTREAM_BYTES)
     if raw is None:
-        return {}, {}
+        return {}, {}, {}
     from stackcheck import lean_json
 
     try:
         data = lean_json.loads(raw)
     except (ValueError, RecursionError):
-        return {}, {}
+        return {}, {}, {}
     if not isinstance(data, dict) or data.get("format") != UPSTREAM_FORMAT or data.get("key") != key:
-        return {}, {}
+        return {}, {}, {}
     answers = data.get("upstream")
     if not isinstance(answers, dict) or not all(type(k) is str for k in answers):
-        return {}, {}
-    return _upstream(answers), _box(data.get("box"))
+        return {}, {}, {}
+    return _upstream(answers), _box(data.get("box")), _failing(data.get("failing"))
+
+
+def _failing(value: Any) -> dict[str, list[Any]]:
+    """The kept failing checks per way, each a list of failed check verdicts (dicts with a string id and the status
+    `failed`); a way of another shape is left out."""
+    out: dict[str, list[Any]] = {}
+    if not isinstance(value, dict):
+        return out
+    for way in ("all", "features"):
+        item = value.get(way)
+        if type(item) is list and all(
+            type(v) is dict and type(v.get("id")) is str and v.get("status") == "failed" for v in item
+        ):
+            out[way] = item
+    return out
 
 
 def _box(value: Any) -> dict[str, Box]:
@@ -511,11 +534,16 @@ def _box(value: Any) -> dict[str, Box]:
 
 
 def keep_upstream(
-    directory: str, key: str, answers: Mapping[str, str | None], box: Mapping[str, Box] | None = None
+    directory: str,
+    key: str,
+    answers: Mapping[str, str | None],
+    box: Mapping[str, Box] | None = None,
+    failing: Mapping[str, list[Any]] | None = None,
 ) -> bool:
     """Keep `answers` under `key` (atomically, privately), with the box's verdicts (`box`: plain JSON, as
-    load_upstream_doc and pipeline's copy of the verdicts judged give them); False when there is nothing plain to
-    keep, it is too large or not written."""
+    load_upstream_doc and pipeline's copy of the verdicts judged give them) and the checks failing on the box as it
+    is (`failing`, per way: load_upstream_parts; a way whose list is not plain JSON is not kept); False when there is
+    nothing plain to keep, it is too large or not written."""
     value = dict(answers)
     if not _plain(value) or not all(isinstance(v, str | None) for v in value.values()):
         return False
@@ -527,9 +555,12 @@ def keep_upstream(
             item["merged"] = _thin(merged, (features, checks))
         if way in ("all", "features"):
             stored[way] = item
+    kept_failing = {w: list(v) for w, v in (failing or {}).items() if w in ("all", "features") and _plain(list(v))}
+    if kept_failing:
+        doc["failing"] = kept_failing
     if stored:
         doc["box"] = stored
-    elif not value:
+    elif not value and not kept_failing:
         return False
     from stackcheck import lean_json
 

@@ -163,6 +163,9 @@ def run(args: argparse.Namespace) -> int:
         from stackcheck.plan import make_plan
 
         read = dict(upstream)
+        # the checks failing on the box as it is, kept by an earlier request under the key for this way (iperf40)
+        failing_kept = kept_box[2].get(kept_box[3]) if len(kept_box) > 3 else None
+        judged_failing: list[Any] = []
         known = [str(f.get("id")) for f in ctx.manifests.features]
         want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
         doc = make_plan(
@@ -177,13 +180,21 @@ def run(args: argparse.Namespace) -> int:
             # them then, facts.implied.apply `checks` False), when it has them (the plan cache's entry); JSON's may
             # be merged, so they are judged again
             box_checks=list(report["checks"]) if fmt != "json" else None,
+            box_failing=failing_kept,
+            failing_out=judged_failing,
         ).to_json()
-        if slot and (upstream != read or (kept_box and kept_box[1])):
-            # answers the planner worked out now (iperf37), the box's verdicts judged now (iperf38): kept for the next
-            # request
+        # the checks failing on the box judged now: kept from the second request on these facts (as the box's
+        # verdicts: a box planned once pays no writing for them), or with what is written anyway
+        failing_new = bool(judged_failing) and len(kept_box) > 3 and bool(read or kept_box[0] or kept_box[2])
+        if slot and (upstream != read or (kept_box and kept_box[1]) or failing_new):
+            # answers the planner worked out now (iperf37), the box's verdicts judged now (iperf38), the checks failing
+            # on the box judged now (iperf40): kept for the next request
             from stackcheck.assembly.plan_cache import keep_upstream
 
-            keep_upstream(slot[0][0], slot[0][1], upstream, kept_box[0] if kept_box else None)
+            failing = dict(kept_box[2]) if len(kept_box) > 3 else {}
+            if judged_failing and len(kept_box) > 3:
+                failing[kept_box[3]] = judged_failing[0]
+            keep_upstream(slot[0][0], slot[0][1], upstream, kept_box[0] if kept_box else None, failing)
         request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
         if any(request.values()):
             doc["request"] = request

@@ -662,14 +662,32 @@ def prime(manifests: Manifests, has_gpus: bool) -> None:
     kept = prepared.kept_for(manifests, name, _DEPS_DOCS, *deps_readers())
     if kept is None:
         return
-    # which rules the engine judges per GPU model (engine._rule_per_gpu), read back too where the gate's loading
-    # thread or an earlier plan kept it: the planner judges a hundred rules or more on its first run
+    n_features = len(manifests.features)
+    if kept[2] is not None:
+        # the features' answers now, the checks' when the planner first judges a check (prime_checks): a plan whose
+        # failing checks on the box the plan cache kept may judge none, and then reads no checks.json (iperf40)
+        # (which rules the engine judges per GPU model, engine._rule_per_gpu, read back too where the gate's loading
+        # thread or an earlier plan kept it: the planner judges a hundred rules or more on its first run)
+        prepare_rules(manifests, checks=False)
+        if _restore(kept[2], list(manifests.features), n_features, manifests, has_gpus):
+            manifests.derived("plan.primed_checks")[has_gpus] = kept[2]
+            return
     prepare_rules(manifests)
     items: list[Any] = [*manifests.features, *manifests.checks]
-    n_features = len(manifests.features)
-    if kept[2] is not None and _restore(kept[2], items, n_features, manifests, has_gpus):
-        return
     prepared.keep(kept[0], name, kept[1], _work_out(items, n_features, manifests, has_gpus))
+
+
+def prime_checks(manifests: Manifests, has_gpus: bool) -> None:
+    """The checks' part of prime's kept answers (and the checks' rule shapes), restored before the planner first
+    judges a check; nothing where prime restored no features (it then filled everything, or nothing could be kept:
+    the memos fill on first use). Once per manifests and has_gpus."""
+    pending = manifests.derived("plan.primed_checks")
+    value = pending.pop(has_gpus, None)
+    if value is None:
+        return
+    prepare_rules(manifests)
+    n_features = len(manifests.features)
+    _restore(value, list(manifests.checks), n_features, manifests, has_gpus, start=n_features)
 
 
 def deps_readers() -> tuple[str, ...]:
@@ -723,14 +741,25 @@ def _work_out(items: list[Any], n_features: int, manifests: Manifests, has_gpus:
     return {"features": n_features, "sets": [list(k) for k in sets], "items": out}
 
 
-def _restore(value: Any, items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool) -> bool:
-    """Fill the memos from a kept value made for these documents; False (nothing filled) when it has another shape
-    (what the key names is the same, so only a damaged twin). One frozenset per distinct set of the value (a few
-    dozen), the items naming them by index."""
-    kept = value.get("items") if value.get("features") == n_features else None
+def _restore(
+    value: Any, items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool, start: int = 0
+) -> bool:
+    """Fill the memos of `items` from a kept value made for these documents, whose entries for them begin at `start`
+    (0: every item, features then checks, or the features alone; n_features: the checks, the rest of the entries);
+    False (nothing filled) when it has another shape (what the key names is the same, so only a damaged twin). One
+    frozenset per distinct set of the value (a few dozen), the items naming them by index."""
+    whole = value.get("items") if value.get("features") == n_features else None
     names = value.get("sets")
-    if type(kept) is not list or len(kept) != len(items) or type(names) is not list:
+    if type(whole) is not list or type(names) is not list:
         return False
+    if start == 0 and len(items) == n_features:
+        kept = whole[:n_features]  # (the features alone: the checks' entries are restored later, prime_checks)
+        if len(kept) != n_features:
+            return False
+    elif len(whole) != start + len(items):
+        return False
+    else:
+        kept = whole[start:]
     sets: list[frozenset[str]] = []
     for entry in names:
         if type(entry) is not list or not all(type(n) is str for n in entry):
@@ -755,7 +784,7 @@ def _restore(value: Any, items: list[Any], n_features: int, manifests: Manifests
             nodes.append((rule[part], None if n == -1 else sets[n]))
     components = manifests.derived("plan.feature_components")
     checks = manifests.derived("plan.check_reads")
-    for i, (item, answer) in enumerate(features):
+    for i, (item, answer) in enumerate(features, start):
         components[(id(item), has_gpus)] = (item, answer)
         if i >= n_features:
             checks[(id(item), has_gpus)] = (item, EVERY if item.get("builtin") is not None else answer[0] | answer[1])
@@ -783,8 +812,17 @@ class Engine:
         memo: bool = True,
         box: Mapping[str, FeatureVerdict] | None = None,
         box_checks: list[CheckVerdict] | None = None,
+        box_failing: list[CheckVerdict] | None = None,
     ) -> None:
         self.ctx = ctx
+        #: the stack checks failing on the box as it is (checks_failing_on(ctx.facts, {}), as an earlier request on
+        #: the same plan-cache key judged them: plan_cache.load_upstream_parts), when the caller has them: with the
+        #: memo, read instead of judging every check on the box again (iperf40); `box_failing_now`: that list, when
+        #: this engine judged it (for the caller to keep)
+        # (its shape checked where it was read, plan_cache._failing; not its ids against checks.json, which a plan that
+        # judges no check does not read: the key it was kept under names the manifests' stamps)
+        self._box_failing = list(box_failing) if memo and box_failing is not None else None
+        self.box_failing_now: list[CheckVerdict] | None = None
         #: the stack checks on the box as it is, as evaluate_check judges them on ctx (the audit's, or the ones the
         #: plan cache keeps), by id, when the caller has one for every check of the manifests, in their order: with
         #: the memo, a check on facts whose replaced components it does not read (_check_reads) is the box's
@@ -884,7 +922,17 @@ class Engine:
         Given, a check that reads none of those components (_check_reads) is the box's verdict (`box_checks`) when
         the engine has it: the premise of the memo (plan/deps.py), for checks. With the memo, a check without a
         builtin whose rules all hold (rules_hold) is not judged in full: it cannot be failed
-        (tests/plan/test_plan_lean_truth.py holds the list equal to evaluate_check's on every check)."""
+        (tests/plan/test_plan_lean_truth.py holds the list equal to evaluate_check's on every check).
+
+        On the box's own facts with nothing replaced (`choices` empty), with the memo, the list given as `box_failing`
+        is the answer (a function of the context: kept under the plan cache's key, which names the facts, the launch,
+        the manifests and the code); else it is judged and left in `box_failing_now`."""
+        if self.memo and choices is not None and not choices and facts is self.ctx.facts:
+            if self._box_failing is not None:
+                return list(self._box_failing)
+            judged = list(self.failing_checks(facts, choices))
+            self.box_failing_now = judged
+            return list(judged)
         return list(self.failing_checks(facts, choices))
 
     def failing_checks(
@@ -894,6 +942,7 @@ class Engine:
         caller that stops at the first failing check it is after judges no check after that one (the --want
         search's, which asks only whether one crashes). `only`: these checks of the manifests alone, judged as
         among the others."""
+        prime_checks(self.ctx.manifests, self._has_gpus)  # (the checks' kept dependency answers, once)
         reuse = choices is not None and bool(self._box_checks)
         ctx: Context | None = None
         for check in self.ctx.manifests.checks if only is None else only:
@@ -995,13 +1044,26 @@ class Engine:
         return self.verdict_with(choices, fid, lambda: self._stack_facts(choices, stack))
 
     def _stack_facts(self, choices: Mapping[str, Choice], stack: Stack) -> Facts:
-        """stack_facts, built once per set of applied choices (the features judged on one stack share them)."""
+        """stack_facts, built once per set of applied choices (the features judged on one stack share them). With the
+        memo, from the facts of its longest prefix built already: stack_facts applies the choices in a fixed order
+        (applied: driver, torch, kernel, flashinfer, sglang) and each step reads only the facts before it, so the facts
+        after the first choices of a stack are those of a stack that replaces only those, and are kept as such
+        (iperf40: the --want search over today's stacks applied 98 choices to build 24 stacks' facts)."""
         if not self.memo:
             return stack_facts(self.ctx, stack)
         key = tuple(choices.items())
         got = self._facts.get(key)
         if got is None:
-            got = self._facts[key] = stack_facts(self.ctx, stack)
+            facts, done = self.ctx.facts, 0
+            for n in range(len(key) - 1, 0, -1):
+                prefix = self._facts.get(key[:n])
+                if prefix is not None:
+                    facts, done = prefix, n
+                    break
+            for n in range(done, len(key)):
+                facts = apply_choice(facts, key[n][1], self.ctx)
+                self._facts[key[: n + 1]] = facts
+            got = facts
         return got
 
     def ok(self, stack: Stack, fid: str) -> bool:

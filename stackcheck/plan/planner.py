@@ -57,12 +57,23 @@ def make_plan(
     upstream_kept: dict[str, str | None] | None = None,
     box_verdicts: list[FeatureVerdict] | None = None,
     box_checks: list[CheckVerdict] | None = None,
+    box_failing: list[CheckVerdict] | None = None,
+    failing_out: list[list[CheckVerdict]] | None = None,
 ) -> Plan:
     """The plan for this box: target stack, ordered steps, features still blocked; `error` when no stack
     satisfies the holds, pins and wanted features. Raises UsageError for unknown components/features.
-    `upstream_kept`, `box_verdicts`, `box_checks`: see plan_and_facts."""
+    `upstream_kept`, `box_verdicts`, `box_checks`, `box_failing`, `failing_out`: see plan_and_facts."""
     return plan_and_facts(
-        ctx, features, want, hold, pins, upstream_kept=upstream_kept, box_verdicts=box_verdicts, box_checks=box_checks
+        ctx,
+        features,
+        want,
+        hold,
+        pins,
+        upstream_kept=upstream_kept,
+        box_verdicts=box_verdicts,
+        box_checks=box_checks,
+        box_failing=box_failing,
+        failing_out=failing_out,
     )[0]
 
 
@@ -77,6 +88,8 @@ def plan_and_facts(
     upstream_kept: dict[str, str | None] | None = None,
     box_verdicts: list[FeatureVerdict] | None = None,
     box_checks: list[CheckVerdict] | None = None,
+    box_failing: list[CheckVerdict] | None = None,
+    failing_out: list[list[CheckVerdict]] | None = None,
 ) -> tuple[Plan, Facts | None]:
     """make_plan, and the hypothetical facts of the box after every step of the plan (None when no stack
     satisfies the request): what `stackcheck recommend` judges its launch against. With `upstream` False
@@ -96,10 +109,21 @@ def plan_and_facts(
 
     `box_checks`: the stack checks as evaluate_check judges them on `ctx`, one per check of the manifests in their
     order (else not used): a check that reads none of the components the plan replaces is not judged again on the
-    facts after it (the plan's still_failing_checks; hypothetical.Engine.checks_failing_on)."""
+    facts after it (the plan's still_failing_checks; hypothetical.Engine.checks_failing_on).
+
+    `box_failing`: the stack checks failing on `ctx`'s own facts (hypothetical.Engine.checks_failing_on with nothing
+    replaced), as an earlier request under the same plan-cache key judged them: a plan that replaces no component
+    reads them instead of judging every check again; `failing_out`: filled with that list when judged now (for the
+    caller to keep: assembly.plan_cache.keep_upstream's `failing`)."""
     box = read_box(ctx)
     space = Space(ctx, box)
-    engine = Engine(ctx, memo=memo, box={str(v.get("id")): v for v in box_verdicts or []}, box_checks=box_checks)
+    engine = Engine(
+        ctx,
+        memo=memo,
+        box={str(v.get("id")): v for v in box_verdicts or []},
+        box_checks=box_checks,
+        box_failing=box_failing,
+    )
     held = {component_name(h) for h in hold or []}
     pinned = parse_pins(pins, space)
     for c in held & set(pinned):
@@ -179,6 +203,8 @@ def plan_and_facts(
     failing_checks = search.failing_after(target)
     if failing_checks is None:
         failing_checks = engine.checks_failing_on(planned.facts, planned.choices)
+    if failing_out is not None and engine.box_failing_now is not None:
+        failing_out[:] = [engine.box_failing_now]
     failing = tuple(_failing_entry(v) for v in failing_checks)
     plan = Plan(
         target=_target_dict(target),

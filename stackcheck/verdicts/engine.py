@@ -493,25 +493,55 @@ def _rule_per_gpu(rule: Rule) -> bool:
     return per_gpu
 
 
-def prepare(manifests: Any) -> None:
+def prepare(manifests: Any, checks: bool = True) -> None:
     """Work out now whether each rule is judged per GPU (_rule_per_gpu): it reads the rule alone, never the facts,
     so the gate does it in its loading thread while the probes wait on the driver, and the verdicts after the facts
     arrive find it done. The same memo the evaluation fills. Of the shipped features.json and checks.json, the
     answers an earlier run worked out are read back (knowledge/prepared.py, `rule-shapes`: one boolean per rule, in
-    order, under a key of the two files' stamps, this module's and the loader's), and kept when worked out here."""
+    order, under a key of the two files' stamps, this module's and the loader's), and kept when worked out here.
+
+    `checks` False: the features' rules alone, read back from the kept answers (the features' rules come first there),
+    so that checks.json is not read for a caller that may judge no check (a plan whose failing checks on the box the
+    plan cache kept: iperf40); without kept answers, everything, as with `checks`. The checks' rules are then filled
+    on first use (_rule_per_gpu), or by a later prepare(manifests)."""
     derived = getattr(manifests, "derived", None)  # (once per manifests: the plan's text asks before the planner)
     done = derived("engine.prepared") if derived is not None else None
-    if done:
+    if done and (done.get(True) or (not checks and done.get("features"))):
         return
+    from stackcheck.knowledge import loader, prepared
+
+    if not checks and done is not None:
+        kept = prepared.kept_for(
+            manifests, "rule-shapes", ("features.json", "checks.json"), __file__, loader.__file__ or ""
+        )
+        value = kept[2] if kept is not None else None
+        first: list[Rule] = [
+            cast("Rule", r) for item in manifests.features for r in item.get("rules") or [] if isinstance(r, dict)
+        ]
+        flags = value.get("per_gpu") if value is not None else None
+        if (
+            type(flags) is list
+            and value is not None
+            and value.get("rules") == len(flags)
+            and len(flags) >= len(first)
+            and all(type(f) is bool for f in flags)
+        ):
+            done["features"] = True
+            done["kept"] = kept  # (read once: a later prepare(manifests) takes the checks' part from it)
+            for rule, per_gpu in zip(first, flags, strict=False):
+                if len(_SHAPES) < 65536:
+                    _SHAPES[id(rule)] = (rule, per_gpu)
+            return
     if done is not None:
         done[True] = True
     items = [*manifests.features, *manifests.checks]
     rules: list[Rule] = [cast("Rule", r) for item in items for r in item.get("rules") or [] if isinstance(r, dict)]
-    from stackcheck.knowledge import loader, prepared
 
-    kept = prepared.kept_for(
-        manifests, "rule-shapes", ("features.json", "checks.json"), __file__, loader.__file__ or ""
-    )
+    kept = done.pop("kept", None) if done is not None else None
+    if kept is None:
+        kept = prepared.kept_for(
+            manifests, "rule-shapes", ("features.json", "checks.json"), __file__, loader.__file__ or ""
+        )
     value = kept[2] if kept is not None else None
     flags = value.get("per_gpu") if value is not None and value.get("rules") == len(rules) else None
     if type(flags) is list and len(flags) == len(rules) and all(type(f) is bool for f in flags):

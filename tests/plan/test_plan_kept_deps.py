@@ -96,6 +96,9 @@ def test_the_answers_read_back_are_the_ones_worked_out(caches_on: Path, has_gpus
     assert _memos(first, has_gpus) == _expected(first, has_gpus)
     again = load([], env={})  # a later run: fresh documents, the answers read back
     hypothetical.prime(again, has_gpus)
+    # the checks' answers are read back when the planner first judges a check (iperf40: a plan may judge none)
+    assert not any(key[1] == has_gpus for key in again.derived("plan.check_reads"))
+    hypothetical.prime_checks(again, has_gpus)
     parts = {
         id(r[p])
         for item in [*again.features, *again.checks]
