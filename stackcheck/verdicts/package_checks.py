@@ -1194,6 +1194,12 @@ def _any_backend_text(storage: str, text: str, generic: Any, sglang_version: str
         parsed = json.loads(text)
     except ValueError:
         what, error = "is not JSON", "json.loads raises JSONDecodeError"
+    except RecursionError:  # (irobust11: nested deeper than this reader goes; whether the server's parse does is not
+        # known: its own recursion limit and stack depth decide; an internal error, exit 4, before)
+        return CheckResult(STORAGE_CONFIG_CHECK, "unknown", f"{flag} text not read", f"{flag} a JSON object (or @FILE)",
+                           f"{subject}: SGLang {sglang_version} parses {flag} as JSON before it builds the {storage} "
+                           "backend; the text nests deeper than this reader goes, so whether that parse takes it is "
+                           "not known", generic.get("source"), subject)  # fmt: skip
     else:
         problem = cache_parse_problem(parsed)
         if problem is None:
@@ -1310,7 +1316,7 @@ def check_storage_config(
 
         try:
             parsed = json.loads(extra_config)
-        except ValueError:
+        except (ValueError, RecursionError):  # (irobust11: RecursionError too, nested deeper than json goes: unknown)
             parsed = None
         if not isinstance(parsed, dict):
             return result("unknown", "--hicache-storage-backend-extra-config not read", "the extra config is not a "
