@@ -394,8 +394,14 @@ def _env_list(config: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
     return env
 
 
-def _string_list(inner: Any, key: str, warnings: list[str]) -> list[str]:
-    """The config's Entrypoint or Cmd: a list of strings (null or absent: empty)."""
+#: the most words of an Entrypoint or Cmd kept; one longer is kept cut and named in ImageInfo.unread
+MAX_COMMAND_WORDS = 4096
+
+
+def _string_list(inner: Any, key: str, warnings: list[str], unread: dict[str, str]) -> list[str]:
+    """The config's Entrypoint or Cmd: a list of strings (null or absent: empty). One of another shape, or longer
+    than MAX_COMMAND_WORDS, is noted in `unread` (key -> why): the command a container runs is then not known
+    (irobust11: the gate judged the Cmd alone where the Entrypoint was [1], and a Cmd cut at its 4096th word)."""
     value = inner.get(key) if isinstance(inner, dict) else None
     if value is None:
         return []
@@ -403,8 +409,12 @@ def _string_list(inner: Any, key: str, warnings: list[str]) -> list[str]:
         return ["/bin/sh", "-c", value]
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         warnings.append(f"config: {key} is not a list of strings: ignored")
+        unread[key] = "is not a list of strings"
         return []
-    return list(value[:4096])
+    if len(value) > MAX_COMMAND_WORDS:
+        warnings.append(f"config: {key} has {len(value)} words, only the first {MAX_COMMAND_WORDS} read")
+        unread[key] = f"has {len(value)} words, more than the {MAX_COMMAND_WORDS} read"
+    return list(value[:MAX_COMMAND_WORDS])
 
 
 def redact_image_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -634,6 +644,7 @@ def _read_info(
             warnings.append(f"config: {len(labels_raw)} labels, only the first {MAX_LABELS} recorded")
     user = inner.get("User") if isinstance(inner, dict) and isinstance(inner.get("User"), str) else None
     workdir = inner.get("WorkingDir") if isinstance(inner, dict) and isinstance(inner.get("WorkingDir"), str) else None
+    unread: dict[str, str] = {}
     info = ImageInfo(
         path=path,
         format=fmt,
@@ -647,9 +658,10 @@ def _read_info(
         env=redact_image_env(raw_env),
         labels=labels,
         user=user,
-        entrypoint=_string_list(inner, "Entrypoint", warnings),
-        cmd=_string_list(inner, "Cmd", warnings),
+        entrypoint=_string_list(inner, "Entrypoint", warnings, unread),
+        cmd=_string_list(inner, "Cmd", warnings, unread),
         workdir=workdir or None,
+        unread=unread,
         raw_env=raw_env,
     )
     return info, plan, diff_ids if isinstance(diff_ids, list) else None
