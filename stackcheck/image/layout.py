@@ -378,7 +378,9 @@ def _choose(
 
 
 # ---- the config --------------------------------------------------------------------------------------
-def _env_list(config: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
+def _env_list(config: Mapping[str, Any], warnings: list[str], unread: dict[str, str]) -> dict[str, str]:
+    """The config's Env as a mapping; one that is not a list of strings is noted in `unread` (irobust11: the gate
+    judged the launch without it; a runtime cannot decode such a config, so what a container gets is not known)."""
     inner = config.get("config") if isinstance(config.get("config"), dict) else {}
     raw = inner.get("Env") if isinstance(inner, dict) else None
     env: dict[str, str] = {}
@@ -386,7 +388,11 @@ def _env_list(config: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
         return env
     if not isinstance(raw, list):
         warnings.append("config: Env is not a list: ignored")
+        unread["Env"] = "is not a list of strings"
         return env
+    if not all(isinstance(item, str) for item in raw):
+        warnings.append("config: Env holds an entry that is not a string: ignored")
+        unread["Env"] = "is not a list of strings"
     for item in raw:
         if isinstance(item, str) and "=" in item:
             k, _, v = item.partition("=")
@@ -632,7 +638,8 @@ def _read_info(
             f"{path}: the manifest lists {len(plan.layers)} layers, the image config {len(diff_ids)} "
             "(docker load refuses such an image)"
         )
-    raw_env = _env_list(config, warnings)
+    unread: dict[str, str] = {}
+    raw_env = _env_list(config, warnings, unread)
     inner = config.get("config") if isinstance(config.get("config"), dict) else {}
     labels_raw = inner.get("Labels") if isinstance(inner, dict) else None
     labels: dict[str, str] = {}
@@ -644,7 +651,6 @@ def _read_info(
             warnings.append(f"config: {len(labels_raw)} labels, only the first {MAX_LABELS} recorded")
     user = inner.get("User") if isinstance(inner, dict) and isinstance(inner.get("User"), str) else None
     workdir = inner.get("WorkingDir") if isinstance(inner, dict) and isinstance(inner.get("WorkingDir"), str) else None
-    unread: dict[str, str] = {}
     info = ImageInfo(
         path=path,
         format=fmt,

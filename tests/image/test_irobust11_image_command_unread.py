@@ -1,8 +1,9 @@
 """irobust11: `gate --image` judged a command the container does not run. An Entrypoint that is not a list of strings
 ([1]) was dropped with a warning and the Cmd judged alone; a Cmd longer than 4096 words was cut there, so a flag
 after its 4096th word (one SGLang refuses: the server exits) was never seen. The command a container runs is not
-known then: the gate stops with a one-line bad-input error (exit 2). A gated command replaces the Cmd, so a Cmd not
-read does not matter to it. Images written here with tests/imagebuild.py (no upstream file)."""
+known then: the gate stops with a one-line bad-input error (exit 2); so does an Env with an entry that is not a
+string (["PATH=...", 5], dropped before). A gated command replaces the Cmd, so a Cmd not read does not matter to
+it. Images written here with tests/imagebuild.py (no upstream file)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ LAUNCH = ["/opt/serve/bin/python", "-m", "sglang.launch_server", "--model-path",
 LONG = [*LAUNCH, "--trust-remote-code", *(["--tp", "8"] * 2044), "--no-such-flag"]
 
 
-def _image(tmp: Path, container: dict[str, Any]) -> Path:
+def _image(tmp: Path, container: dict[str, Any], env: list[Any] | None = None) -> Path:
     files: list[tuple[Any, ...]] = [
         ("file", "etc/debian_version", b"12.5\n"),
         ("file", "usr/bin/python3.12", b"\x7fELF", 0o755),
@@ -33,7 +34,7 @@ def _image(tmp: Path, container: dict[str, Any]) -> Path:
         ("file", "opt/serve/pyvenv.cfg", b"home = /usr/bin\nversion = 3.12.3\n"),
         ("file", f"{SITE}/sglang-0.5.9.dist-info/METADATA", b"Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.9\n"),
     ]
-    return docker_save(tmp / "serve.tar", [layer_tar(files)], env=["PATH=/usr/bin:/bin"], container=container)
+    return docker_save(tmp / "serve.tar", [layer_tar(files)], env=env or ["PATH=/usr/bin:/bin"], container=container)
 
 
 def _gate(image: Path, *command: str) -> Any:
@@ -71,3 +72,10 @@ def test_a_cmd_the_gated_command_replaces_is_not_needed(tmp_path: Path) -> None:
 def test_a_command_of_4096_words_is_read_whole(tmp_path: Path) -> None:
     image = _image(tmp_path, {"Entrypoint": None, "Cmd": LONG[:-1]})
     assert read_image_info(str(image)).unread == {}
+
+
+def test_an_env_with_an_entry_not_a_string_is_bad_input_even_with_a_command(tmp_path: Path) -> None:
+    image = _image(tmp_path, {"Entrypoint": None, "Cmd": LAUNCH}, env=["PATH=/usr/bin:/bin", 5])
+    assert "Env" in read_image_info(str(image)).unread
+    r = _gate(image, *LAUNCH)
+    assert r.returncode == 2 and "config: Env" in r.stderr and "Traceback" not in r.stderr, r.stderr
