@@ -2368,6 +2368,27 @@ def time_problem(word: str, shell: str | None) -> Problem | None:
                    f"{name}=... python ...`", [TIME_SOURCE, ASSIGNMENT_SOURCE])  # fmt: skip
 
 
+def _launch_in_one_word(argv: Sequence[str], mapping: Mapping[str, Any]) -> Problem | None:
+    """(irobust11) The unknown of a launch written whole inside one word of a program no reader places (`tmux
+    new-session -d "python -m sglang.launch_server ..."`, `parallel ::: "..."`, `xterm -e "..."`): that program runs
+    the string its own way (a shell, its own splitting), and the string's flags are not read, so the launch judged
+    with SGLang's defaults alone was allowed where a flag in the string is one the release refuses. None where no
+    word holds a launch with words after it."""
+    modules = [str(e["python_module"]) for e in _entries(mapping) if isinstance(e.get("python_module"), str)]
+    programs = [f"{e['program']} {e.get('subcommand') or ''}".strip() for e in _entries(mapping) if e.get("program")]
+    names = [*modules, *(p for p in programs if " " in p)]
+    for k, word in enumerate(argv):
+        if any(n in word for n in names) and len(word.split()) > 1:
+            program = os.path.basename(argv[0]) if argv else "?"
+            where = f"argument {k} of `{program}`" if k else "the command's first word"
+            return Problem(program, "unknown", None, f"the launch is written inside one word ({where}), which that "
+                           "program runs its own way (a shell or its own splitting): the flags in it are not read, so "
+                           "the launch is not judged (fail closed); gate the command itself (`stackcheck gate -- "
+                           "python -m sglang.launch_server ...`), or a shell string (`bash -c \"...\"`), which the "
+                           "gate reads")  # fmt: skip
+    return None
+
+
 def mentions_sglang(argv: Sequence[str], mapping: Mapping[str, Any]) -> bool:
     """Whether any argument names an SGLang entrypoint (a module, or `sglang serve`) in a form the reader
     above could not follow (a script's argument, an unusual launcher): then the command is treated as an
@@ -2992,6 +3013,10 @@ def derive(
         found_at = _unread_wrapper(argv, cmd_env) or next(iter(trace.get("unread_wrapped", [])), None)
         if found_at is not None:  # (its launch's flags not read: unknown, even with the target's facts)
             d.problems.insert(0, wrapped_problem(found_at))
+        else:
+            held = _launch_in_one_word(argv, mapping)
+            if held is not None:
+                d.problems.insert(0, held)
     from stackcheck.facts.sgl_prefix import sglang_environ
 
     # (SGLang 0.5.3+ copies each SGL_X over SGLANG_X at import: launch.json's variables as the release reads them)
