@@ -693,7 +693,12 @@ def _fp8_block_moe_split(
         return _Judged(False, "no block-FP8 checkpoint read")
     qc = read.get("quantization_config")
     block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
-    if not (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block)):
+    if block is not None and not (
+        isinstance(block, list) and len(block) == 2 and all(type(b) is int and b > 0 for b in block)
+    ):  # (irobust11: [0, 0], "128", [128]: a block this reading does not take, read as no block before: unknown)
+        return _Judged(None, f"an FP8 checkpoint with weight_block_size {str(block)[:40]}",
+                       missing="a weight_block_size of two positive whole numbers")  # fmt: skip
+    if block is None:
         return _Judged(False, "not a block-quantized FP8 checkpoint")
     moe = _model_moe(read)
     if moe is _UNKNOWN:
