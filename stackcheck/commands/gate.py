@@ -29,7 +29,7 @@ import os
 import sys
 
 from stackcheck.commands.arguments import add_facts_options, file_name, given, options_from
-from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
+from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, BadInputError, StackcheckError, UsageError
 from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.render import GATE_FORMATS
 from stackcheck.render.interface import RenderOptions
@@ -1301,6 +1301,16 @@ def _image_launch(
     except ImportError:
         raise UsageError(f"--image {image}: image support is not installed in this stackcheck") from None
     info = read_image_info(image, platform=platform)
+    # (irobust11) the config's Env, or the Entrypoint or Cmd this launch runs, not read whole: what a container runs,
+    # or with which environment, is not known, so nothing is judged in its place (the Cmd alone was judged where the
+    # Entrypoint was [1]; a Cmd cut at its 4096th word lost the flags after it; an Env of ["X=1", 5] was dropped). A
+    # gated command replaces Cmd; --entrypoint replaces both.
+    runs = (("Entrypoint",) if given is not None else ("Entrypoint", "Cmd")) if entrypoint is None else ()
+    used = ("Env", *runs)
+    for key in used:
+        if key in info.unread:
+            raise BadInputError(f"--image {image}: config: {key} {info.unread[key]}: what a container of it runs is "
+                                "not known")  # fmt: skip
     env = dict(info.raw_env)
     env.setdefault("PATH", DEFAULT_PATH)
     entry = list(info.entrypoint) if entrypoint is None else [entrypoint] if entrypoint else []

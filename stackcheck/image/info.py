@@ -39,6 +39,8 @@ class ImageInfo:
     cmd: list[str] = field(default_factory=list)  # the config's Cmd (raw)
     workdir: str | None = None  # the config's WorkingDir
     warnings: list[str] = field(default_factory=list)
+    #: Env / Entrypoint / Cmd -> why it was not read whole (not a list of strings, too many words): layout.py
+    unread: dict[str, str] = field(default_factory=dict)
     #: the config's whole Env, for reading the image (PATH, PYTHONPATH, HOME); never put in a report
     raw_env: dict[str, str] = field(default_factory=dict, repr=False)
 

@@ -378,7 +378,9 @@ def _choose(
 
 
 # ---- the config --------------------------------------------------------------------------------------
-def _env_list(config: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
+def _env_list(config: Mapping[str, Any], warnings: list[str], unread: dict[str, str]) -> dict[str, str]:
+    """The config's Env as a mapping; one that is not a list of strings is noted in `unread` (irobust11: the gate
+    judged the launch without it; a runtime cannot decode such a config, so what a container gets is not known)."""
     inner = config.get("config") if isinstance(config.get("config"), dict) else {}
     raw = inner.get("Env") if isinstance(inner, dict) else None
     env: dict[str, str] = {}
@@ -386,7 +388,11 @@ def _env_list(config: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
         return env
     if not isinstance(raw, list):
         warnings.append("config: Env is not a list: ignored")
+        unread["Env"] = "is not a list of strings"
         return env
+    if not all(isinstance(item, str) for item in raw):
+        warnings.append("config: Env holds an entry that is not a string: ignored")
+        unread["Env"] = "is not a list of strings"
     for item in raw:
         if isinstance(item, str) and "=" in item:
             k, _, v = item.partition("=")
@@ -394,8 +400,14 @@ def _env_list(config: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
     return env
 
 
-def _string_list(inner: Any, key: str, warnings: list[str]) -> list[str]:
-    """The config's Entrypoint or Cmd: a list of strings (null or absent: empty)."""
+#: the most words of an Entrypoint or Cmd kept; one longer is kept cut and named in ImageInfo.unread
+MAX_COMMAND_WORDS = 4096
+
+
+def _string_list(inner: Any, key: str, warnings: list[str], unread: dict[str, str]) -> list[str]:
+    """The config's Entrypoint or Cmd: a list of strings (null or absent: empty). One of another shape, or longer
+    than MAX_COMMAND_WORDS, is noted in `unread` (key -> why): the command a container runs is then not known
+    (irobust11: the gate judged the Cmd alone where the Entrypoint was [1], and a Cmd cut at its 4096th word)."""
     value = inner.get(key) if isinstance(inner, dict) else None
     if value is None:
         return []
@@ -403,8 +415,12 @@ def _string_list(inner: Any, key: str, warnings: list[str]) -> list[str]:
         return ["/bin/sh", "-c", value]
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         warnings.append(f"config: {key} is not a list of strings: ignored")
+        unread[key] = "is not a list of strings"
         return []
-    return list(value[:4096])
+    if len(value) > MAX_COMMAND_WORDS:
+        warnings.append(f"config: {key} has {len(value)} words, only the first {MAX_COMMAND_WORDS} read")
+        unread[key] = f"has {len(value)} words, more than the {MAX_COMMAND_WORDS} read"
+    return list(value[:MAX_COMMAND_WORDS])
 
 
 def redact_image_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -622,7 +638,8 @@ def _read_info(
             f"{path}: the manifest lists {len(plan.layers)} layers, the image config {len(diff_ids)} "
             "(docker load refuses such an image)"
         )
-    raw_env = _env_list(config, warnings)
+    unread: dict[str, str] = {}
+    raw_env = _env_list(config, warnings, unread)
     inner = config.get("config") if isinstance(config.get("config"), dict) else {}
     labels_raw = inner.get("Labels") if isinstance(inner, dict) else None
     labels: dict[str, str] = {}
@@ -647,9 +664,10 @@ def _read_info(
         env=redact_image_env(raw_env),
         labels=labels,
         user=user,
-        entrypoint=_string_list(inner, "Entrypoint", warnings),
-        cmd=_string_list(inner, "Cmd", warnings),
+        entrypoint=_string_list(inner, "Entrypoint", warnings, unread),
+        cmd=_string_list(inner, "Cmd", warnings, unread),
         workdir=workdir or None,
+        unread=unread,
         raw_env=raw_env,
     )
     return info, plan, diff_ids if isinstance(diff_ids, list) else None

@@ -111,6 +111,11 @@ ELSEWHERE: dict[str, tuple[str, str]] = {
     "proot": ("proot runs the command with another root directory (-r) and binds", "inside that root"),
     "bsub": ("bsub submits the command to LSF, which runs it on a node of the cluster", "on that node"),
     "qsub": ("qsub submits the command to the batch system, which runs it on a node of the cluster", "on that node"),
+    # (irobust11: `sbatch --wrap "python -m sglang.launch_server ..."` was read as an SGLang wrapper and judged on this
+    # box with none of the string's flags; sbatch(1): it submits a batch script, or with --wrap the command string
+    # wrapped in an sh script, to the Slurm controller, which runs it on the job's allocated nodes)
+    "sbatch": ("sbatch submits the command (its --wrap string, or a batch script) to Slurm, which runs it later on "
+               "the job's allocated node", "on that node (inside the job: `srun stackcheck gate -- ...`)"),
     "aprun": ("aprun runs the command on the compute nodes of its allocation (Cray ALPS)", "on those nodes"),
     "jsrun": ("jsrun runs the command on the compute nodes of its allocation (IBM LSF / CSM)", "on those nodes"),
 }  # fmt: skip

@@ -1986,13 +1986,19 @@ _SHIM_EXEC = _lazy(
     r"""exec (?:[^\s"$`]*/)?asdf exec "[\w.+-]+" "\$@"(?:\s+#.*)?)$"""
 )
 #: what in a wrapper script may set a variable the loader (LD_LIBRARY_PATH, LD_PRELOAD), a JIT build (JIT_ENV) or
-#: FlashInfer's cubin lookup (CUBIN_ENV) reads: an assignment or export of one, a FLASHINFER_* variable, or a file
-#: sourced / a module or conda environment loaded (which may set any of them)
-_WRAPPER_SETS = _lazy(
-    r"""(?:^|[\s;&|(])(?:export\s+|declare\s+-x\s+|env\s+)?([A-Za-z_][A-Za-z0-9_]*)\+?="""
-    r"""|(?:^|[\s;&|(])export\s+([A-Za-z_][A-Za-z0-9_]*)\b"""
-    r"""|(?:^|[\s;&|(])(source|\.|module|ml|conda|mamba|micromamba|eval|spack)\s"""
+#: FlashInfer's cubin lookup (CUBIN_ENV) reads: any bare word that names one (an assignment, `export`, `declare -x`,
+#: `unset`, `read`, `printf -v`, an `env NAME=...` argument: every form but a `$NAME` / `${NAME...}` reading), a
+#: `${NAME=...}` / `${NAME:=...}` expansion (it assigns), a FLASHINFER_* variable, or a file sourced / a module or
+#: conda environment loaded (which may set any of them). Read on each line with its quotes and backslashes taken out
+#: (irobust11: `export "LD_LIBRARY_PATH=/x"`, `env 'CUDA_HOME=/x' python3`, `unset LD_LIBRARY_PATH` and
+#: `: "${CUDA_HOME:=/x}"` under `set -a` passed), and a `#` inside a line not taken for a comment (`X="a #b"
+#: LD_PRELOAD=/x.so` passed): such a line is read whole, the stricter reading
+_WRAPPER_WORDS = _lazy(
+    r"""(?:^|(?<=[\s;&|(]))(source|\.|module|ml|conda|mamba|micromamba|eval|spack)(?=\s|$)"""
+    r"""|(?<![\w$])(?<!\$\{)(?<!\$\{#)(?<!\$\{!)([A-Za-z_][A-Za-z0-9_]*)(?![\w])"""
+    r"""|\$\{([A-Za-z_][A-Za-z0-9_]*):?="""
 )
+_QUOTING = str.maketrans("", "", "\"'\\")
 
 
 def _wrapper_sets(text: str, read: Collection[str]) -> list[str]:
@@ -2000,15 +2006,15 @@ def _wrapper_sets(text: str, read: Collection[str]) -> list[str]:
     module or conda activation, eval: named as such)."""
     got: list[str] = []
     for raw in text.splitlines():
-        line = raw.split(" #", 1)[0].strip()
+        line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        for m in _WRAPPER_SETS.finditer(line):
-            name = m.group(1) or m.group(2)
+        for m in _WRAPPER_WORDS.finditer(line.translate(_QUOTING)):
+            name = m.group(2) or m.group(3)
             if name is not None and (name in read or name.startswith("FLASHINFER_")):
                 what = name
-            elif m.group(3) is not None:
-                what = f"`{m.group(3)} ...`"
+            elif m.group(1) is not None:
+                what = f"`{m.group(1)} ...`"
             else:
                 continue
             if what not in got:
@@ -2051,13 +2057,16 @@ def interpreter_script_problems(
         head = view.read_bytes(path, SCRIPT_HEAD)
     except (OSError, ValueError):
         return []
-    if not head.startswith(b"#!"):
+    if not head or head.startswith(b"\x7fELF"):
         return []
+    # (irobust11) a file with no `#!` line is a script too: execve fails with ENOEXEC and the shell that runs the
+    # launch (bash, dash; glibc's execvp likewise) runs it with /bin/sh: its first line is read as a command then
     text = head.decode("utf-8", errors="replace")
-    body = [ln.strip() for ln in text.splitlines()[1:] if ln.strip() and not ln.strip().startswith("#")]
+    lines = text.splitlines()[1:] if head.startswith(b"#!") else text.splitlines()
+    body = [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
     if body and _SHIM_EXEC.match(body[-1]) and all(_SHIM_LINES.match(ln) for ln in body[:-1]):
         return []
-    sets = _wrapper_sets("\n".join(text.splitlines()[1:]), read)
+    sets = _wrapper_sets("\n".join(lines), read)
     if not sets and len(head) < SCRIPT_HEAD:
         return []
     from stackcheck.redact import redact_value
@@ -2417,6 +2426,27 @@ def time_problem(word: str, shell: str | None) -> Problem | None:
                    f"dash (/bin/sh on Debian and Ubuntu) `time` is a program that execs {name}=... and fails (exit "
                    f"127), where it is bash an assignment; which one is not known (fail closed); write `time env "
                    f"{name}=... python ...`", [TIME_SOURCE, ASSIGNMENT_SOURCE])  # fmt: skip
+
+
+def _launch_in_one_word(argv: Sequence[str], mapping: Mapping[str, Any]) -> Problem | None:
+    """(irobust11) The unknown of a launch written whole inside one word of a program no reader places (`tmux
+    new-session -d "python -m sglang.launch_server ..."`, `parallel ::: "..."`, `xterm -e "..."`): that program runs
+    the string its own way (a shell, its own splitting), and the string's flags are not read, so the launch judged
+    with SGLang's defaults alone was allowed where a flag in the string is one the release refuses. None where no
+    word holds a launch with words after it."""
+    modules = [str(e["python_module"]) for e in _entries(mapping) if isinstance(e.get("python_module"), str)]
+    programs = [f"{e['program']} {e.get('subcommand') or ''}".strip() for e in _entries(mapping) if e.get("program")]
+    names = [*modules, *(p for p in programs if " " in p)]
+    for k, word in enumerate(argv):
+        if any(n in word for n in names) and len(word.split()) > 1:
+            program = os.path.basename(argv[0]) if argv else "?"
+            where = f"argument {k} of `{program}`" if k else "the command's first word"
+            return Problem(program, "unknown", None, f"the launch is written inside one word ({where}), which that "
+                           "program runs its own way (a shell or its own splitting): the flags in it are not read, so "
+                           "the launch is not judged (fail closed); gate the command itself (`stackcheck gate -- "
+                           "python -m sglang.launch_server ...`), or a shell string (`bash -c \"...\"`), which the "
+                           "gate reads")  # fmt: skip
+    return None
 
 
 def mentions_sglang(argv: Sequence[str], mapping: Mapping[str, Any]) -> bool:
@@ -3043,6 +3073,10 @@ def derive(
         found_at = _unread_wrapper(argv, cmd_env) or next(iter(trace.get("unread_wrapped", [])), None)
         if found_at is not None:  # (its launch's flags not read: unknown, even with the target's facts)
             d.problems.insert(0, wrapped_problem(found_at))
+        else:
+            held = _launch_in_one_word(argv, mapping)
+            if held is not None:
+                d.problems.insert(0, held)
     from stackcheck.facts.sgl_prefix import sglang_environ
 
     # (SGLang 0.5.3+ copies each SGL_X over SGLANG_X at import: launch.json's variables as the release reads them)

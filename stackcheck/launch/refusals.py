@@ -693,7 +693,12 @@ def _fp8_block_moe_split(
         return _Judged(False, "no block-FP8 checkpoint read")
     qc = read.get("quantization_config")
     block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
-    if not (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block)):
+    if block is not None and not (
+        isinstance(block, list) and len(block) == 2 and all(type(b) is int and b > 0 for b in block)
+    ):  # (irobust11: [0, 0], "128", [128]: a block this reading does not take, read as no block before: unknown)
+        return _Judged(None, f"an FP8 checkpoint with weight_block_size {str(block)[:40]}",
+                       missing="a weight_block_size of two positive whole numbers")  # fmt: skip
+    if block is None:
         return _Judged(False, "not a block-quantized FP8 checkpoint")
     moe = _model_moe(read)
     if moe is _UNKNOWN:
@@ -1966,6 +1971,13 @@ def _model_moe(read: Any) -> Any:
             return True
         if inner is not False:
             found = _UNKNOWN
+    archs = read.get("architectures")
+    if found is False and not any(k in read for k in _MOE_KEYS) and isinstance(archs, list):
+        # (irobust11) an architecture named as MoE (Qwen3MoeForCausalLM, OlmoeForCausalLM) whose config.json states
+        # no expert count anywhere: its transformers config class then takes its own default, which for such a class
+        # is more than one expert (inferred from the class names, not read per class): unknown, never dense
+        if any(isinstance(a, str) and "moe" in a.lower() for a in archs):
+            return _UNKNOWN
     return found
 
 

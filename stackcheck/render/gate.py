@@ -142,4 +142,6 @@ def _render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool
         lines.append(f"decision: {verb}{tail}")
     elif warnings:
         lines.insert(0, "stackcheck gate: allow, with warnings:")
-    return "\n".join(lines) + ("\n" if lines else "")
+    # (irobust11) every line one line: a newline inside a field (a --model-path, an srun variable's value, a path
+    # from the box) is written `\n`, so a value cannot start a line of its own (`ALLOW: ...` at the margin)
+    return "\n".join(line.replace("\n", "\\n") for line in lines) + ("\n" if lines else "")

@@ -1226,6 +1226,12 @@ def _any_backend_text(storage: str, text: str, generic: Any, sglang_version: str
         problem = cache_parse_problem(json.loads(text))
     except ValueError:
         problem = _not_json(text)
+    except RecursionError:  # (irobust11: nested deeper than this reader goes; whether the server's parse does is not
+        # known: its own recursion limit and stack depth decide; an internal error, exit 4, before)
+        return CheckResult(STORAGE_CONFIG_CHECK, "unknown", f"{flag} text not read", f"{flag} a JSON object (or @FILE)",
+                           f"{subject}: SGLang {sglang_version} parses {flag} as JSON before it builds the {storage} "
+                           "backend; the text nests deeper than this reader goes, so whether that parse takes it is "
+                           "not known", generic.get("source"), subject)  # fmt: skip
     if problem is None:
         return None
     observed, message = _parse_raises(storage, sglang_version, text, problem)
@@ -1337,7 +1343,7 @@ def check_storage_config(
 
         try:
             parsed = json.loads(extra_config)
-        except ValueError:
+        except (ValueError, RecursionError):  # (irobust11: RecursionError too, nested deeper than json goes: unknown)
             parsed = None
         if not isinstance(parsed, dict):
             return result("unknown", "--hicache-storage-backend-extra-config not read", "the extra config is not a "
