@@ -64,3 +64,17 @@ def test_not_this_pick(cwd: Path) -> None:
     assert check_rules(cwd, "b200-cubins-offline", "nemh-moe-bf16", "--moe-runner-backend", "triton") == {}
     assert check_rules(cwd, "b200-cubins-offline", "nemh-moe-fp8") == {}  # a quantized checkpoint: its feature's
     assert check_rules(cwd, "h200-newest", "nemh-moe-bf16") == {}  # is_sm100 only
+
+
+def test_a_bf16_cohere2_moe_on_sm100_runs_trtllm_bf16_moe(tmp_path: Path) -> None:
+    # model_overrides/cohere2_moe.py (0.5.20-0.5.23): runner auto, is_sm100 and no quantization -> flashinfer_trtllm
+    moe = {"architectures": ["Cohere2MoeForCausalLM"], "model_type": "cohere2_moe", "hidden_size": 2048,
+           "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
+           "vocab_size": 1024, "num_experts": 16, "num_experts_per_tok": 2, "torch_dtype": "bfloat16"}  # fmt: skip
+    fp8 = {**moe, "quantization_config": {"quant_method": "fp8"}}
+    for name, cfg in (("c2-bf16", moe), ("c2-fp8", fp8)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    assert check_rules(tmp_path, "b200-cubins-offline", "c2-bf16").get("unquantized-auto") == "fail"
+    assert check_rules(tmp_path, "b200-cubins-offline", "c2-fp8") == {}  # quantized: no pick
+    assert check_rules(tmp_path, "h200-newest", "c2-bf16") == {}
