@@ -73,3 +73,20 @@ def test_not_this_path(cwd: Path) -> None:
     given = ("--moe-runner-backend", "flashinfer_trtllm")
     assert check_rules(cwd, "b200-cubins-offline", "llama-mo-fp8", *given) == {}  # dense
     assert check_rules(cwd, "h200-newest", "ds3-mo-fp8") == {}
+
+
+MIXED = {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {
+    "model.layers.1.mlp.experts.0.gate_proj": {"quant_algo": "NVFP4", "group_size": 16},
+    "model.layers.0.self_attn.o_proj": {"quant_algo": "FP8"}}}}  # fmt: skip
+
+
+def test_a_modelopt_mixed_precision_deepseek_checkpoint(tmp_path: Path) -> None:
+    # hf_quant_config.json MIXED_PRECISION with NVFP4 expert layers: SGLang 0.5.20 reads modelopt_mixed
+    # (configs/model_config.py), which the DeepSeek-family pick sends to flashinfer_trtllm; the gate reads
+    # w4afp8 there and judged no cubins (a false pass): unknown unless they are ready
+    (tmp_path / "ds3-mixed").mkdir()
+    cfg = MODELS["ds3-mo-fp8"]
+    (tmp_path / "ds3-mixed" / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    (tmp_path / "ds3-mixed" / "hf_quant_config.json").write_text(json.dumps(MIXED), encoding="utf-8")
+    assert check_rules(tmp_path, "b200-cubins-offline", "ds3-mixed").get("modelopt-mixed-trtllm") == "unknown"
+    assert check_rules(tmp_path, "h200-newest", "ds3-mixed") == {}
