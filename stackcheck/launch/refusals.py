@@ -2574,6 +2574,8 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
             method = own if pick.get("quantization_from") == "checkpoint" else quant
             if "a2a" in pick and a2a != pick.get("a2a"):
                 return "unread"
+            if _checkpoint_weights_match(pick.get("checkpoint_weights"), held, pre):
+                return str(pick.get("backend"))  # SGLang's Kimi K2 / K2.5 INT4 test, whatever --quantization (imodel2)
             if method is None and pick.get("unquantized") is True:
                 return str(pick.get("backend"))  # no quantization at all: the pick's `quantization is None` (icubin3)
             if method not in [str(q) for q in pick.get("quantizations") or []]:
@@ -2586,6 +2588,20 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
     if quant in [str(q) for q in spec.get("unmodelled_quantizations") or []] or a2a != "none":
         return "unread"
     return "auto"
+
+
+def _checkpoint_weights_match(spec: Any, held: Any, pre: Any) -> bool:
+    """Whether a pick's `checkpoint_weights` holds (imodel2): the checkpoint's own quant_method is its quant_method
+    and config.json's quantization_config.config_groups.group_0.weights has each of its group_0_weights values (the
+    gate's preflight ModelInfo.quant_group0_weights); False where the pick has none or the weights were not read."""
+    if not isinstance(spec, Mapping) or held != spec.get("quant_method"):
+        return False
+    weights = next((getattr(i, "quant_group0_weights", None) for i in getattr(pre, "models", None) or []
+                    if getattr(i, "role", None) == "model"), None)  # fmt: skip
+    wanted = spec.get("group_0_weights")
+    if not isinstance(weights, Mapping) or not isinstance(wanted, Mapping):
+        return False
+    return all(k in weights and weights[k] == v for k, v in wanted.items())  # Python's ==, as SGLang's test
 
 
 def launch_model_moe(models: Mapping[str, Any]) -> bool | None:

@@ -65,6 +65,7 @@ CHECK_TEXT = {
     "hybrid-gdn-blackwell-backend": "on Blackwell GPUs for hybrid GDN models",
     # GPT-OSS's own list of attention backends, asserted in its model-specific adjustments
     "gpt-oss-attention-backend": "GptOssForCausalLM requires one of",
+    "gemma4-attention-backend": "Gemma4 only supports",  # imodel2
     # Olmo2's assertion against flashinfer (its message names Olmo3)
     "olmo2-attention-backend": "FlashInfer backend can significantly degrade the performance of Olmo3",
     # the MLA list of 0.5.1-0.5.4, checked as the model runner starts (CHECK_FILE)
@@ -836,6 +837,11 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             window = code[name][max(0, at - 600) : at]
             literal = window[window.rindex("attention_backend in {") :].split("}")[0]
             assert "prefill" not in window, (version, name)  # attention_backend alone is asserted
+            assert sorted(re.findall(r'"(\w+)"', literal)) == entry["model_backend"]["allowed"], (version, name)
+        if rule["id"] == "gemma4-attention-backend" and hits:  # imodel2: the tuple the assertion tests
+            name, at = hits[0]
+            window = code[name][max(0, at - 600) : at]
+            literal = window[window.rindex("accepted_backends = (") :].split(")")[0]
             assert sorted(re.findall(r'"(\w+)"', literal)) == entry["model_backend"]["allowed"], (version, name)
     for backend, spec in table["auto"]["page_size"]["forced_by"].items():
         forced = any(PAGE_TEXT[backend] in body for body in code.values())

@@ -105,6 +105,9 @@ class ModelInfo:
     w4afp8_moe: bool | None = False
     # a ModelOpt MIXED_PRECISION checkpoint's experts (preflight/w4afp8.py mixed_precision_experts); None: not one
     mixed_precision: dict[str, Any] | None = None
+    # config.json's quantization_config.config_groups.group_0.weights as written (SGLang's Kimi K2 / K2.5 INT4 test
+    # reads it: launch.json refusals.auto.moe_runner picks' checkpoint_weights); None: absent or not read
+    quant_group0_weights: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -636,6 +639,7 @@ def read_model(
             info.results.append(longer)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
+    info.quant_group0_weights = group0_weights(config)
     w4_table = mdata.get("w4afp8_moe")
     if isinstance(w4_table, Mapping) and "w4afp8" in (quant_method, options.get("--quantization")):
         from stackcheck.launch.preflight.w4afp8 import runs_w4afp8_moe
@@ -895,6 +899,16 @@ ATTENTION_KEYS = (
     "rope_theta", "rope_parameters", "rope_scaling", "swa_rope_theta", "norm_topk_prob",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
+
+
+def group0_weights(config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """config.json's quantization_config.config_groups.group_0.weights, the one group SGLang's DeepSeek-family MoE
+    runner pick reads for its Kimi K2 / K2.5 INT4 test (hf_config.quantization_config, never compression_config);
+    None where any step is absent or not a mapping."""
+    node: Any = config
+    for key in ("quantization_config", "config_groups", "group_0", "weights"):
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return dict(node) if isinstance(node, Mapping) else None
 
 
 def attention_keys(config: Mapping[str, Any]) -> dict[str, Any]:
