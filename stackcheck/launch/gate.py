@@ -266,7 +266,12 @@ class _Seen:
         if os.path.basename(argv[i]) == "srun":  # (its options read once for both: imend10)
             line = srun_line(argv, i)
             self.copies = self.copies or _srun_copies(line, env)
-            self.srun_env += srun_env_gpus(line, env)  # (imend8: srun's GPU options from its environment)
+            # (imend13: an srun run as another srun's task runs inside that srun's job: its task environment has
+            # SLURM_JOB_ID, srun(1) OUTPUT ENVIRONMENT VARIABLES; the outer one is passed first, at any level)
+            in_job = self.trace is not None and bool(self.trace.get("srun_passed"))
+            self.srun_env += srun_env_gpus(line, env, in_job)  # (imend8: srun's GPU options from its environment)
+            if self.trace is not None:
+                self.trace["srun_passed"] = True
             nodes, single = _srun_nodes(line, env)
             if not single and nodes is not None:  # (imend11: its environment's -N, for its line's --gpus share)
                 self.srun_nodes.append(nodes)
@@ -852,12 +857,28 @@ _GPU_OPTIONS = ("gpus-per-task", "gpus-per-node", "gpus-per-socket", "gres", "tr
 #: option the server's step may get none (inside a running job it is --exact, whose GPUs the gate cannot tell from a
 #: new job's): unknown (fail closed). `=allocation` gives each step the whole allocation.
 _EXCLUSIVE_ENV = "SLURM_EXCLUSIVE"
+#: (imend13, imend12's item 6) an srun outside an allocation starts a job of its own (srun(1) DESCRIPTION: "If
+#: necessary, srun will first create a resource allocation"): Slurm 26.05.3 src/srun/opt.c :351 takes it as a step of
+#: an existing job only where SLURM_JOB_ID is set (is_step), and srun_job.c :1253 / allocate.c :697-703
+#: existing_allocation only where --jobid is given, on its line or as SLURM_JOB_ID (env_vars[] :581; SLURM_JOBID is no
+#: input variable of srun since 19.05, commit fa5e42fdf2, and neither name is read as a _HET_GROUP_ / _PACK_GROUP_
+#: twin, _opt_env :665-667). A new job holds no GRES it does not ask for (gres.html Running Jobs: "Jobs will not be
+#: allocated any generic resources unless specifically requested"): with no GPU option its step has none. What the
+#: server then sees is the cluster's: no GPU under cgroup.conf ConstrainDevices=yes, CUDA_VISIBLE_DEVICES=NoDevFiles
+#: before Slurm 20.02, every GPU of the node otherwise, or what a job_submit plugin adds: unknown (fail closed;
+#: inferred from the sources and manuals, not run: no Slurm here). Not seen: a step of an `sbatch --exclusive` job with
+#: no GPU option, which gets none of the GPUs the job holds without asking (gres.html: a step gets the job's GRES
+#: "except those implicitly requested when a job is exclusive"): sbatch exports no SLURM_EXCLUSIVE to its script
+#: (src/sbatch/opt.c :202 reads SBATCH_EXCLUSIVE as input alone; set_envs :1322-1408, common/env.c set_env_from_opts
+#: :2398 and env_array_for_batch_job set none), so its environment is that of a job that asked for GPUs: judged as one
+_JOB_ENV = "SLURM_JOB_ID"
 
 
-def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int | None]]:
+def srun_env_gpus(line: SrunLine, env: Mapping[str, str], in_job: bool = False) -> list[tuple[str, int | None]]:
     """The GPU options an srun (runners.srun_line) takes from its environment `env` and not from its line, each with
     the count it gives (_gpu_count; --tres-per-task: its gres/gpu entry as --gres's, another TRES no GPU):
-    SRUN_GPU_ENV."""
+    SRUN_GPU_ENV; and with no GPU option anywhere, an --exclusive or a step outside an allocation (_srun_in_job;
+    `in_job`: it runs as another srun's task, inside that srun's job), whose GPUs are not known (None)."""
     on_line = {names[0] for names, _ in line.options if len(names) == 1}
     if "gpus" in line.counts:
         on_line.add("gpus")
@@ -899,7 +920,18 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str]) -> list[tuple[str, int
     )
     if exclusive is not None and exclusive.strip() != "allocation" and not asked:
         out.append((f"{name}, with no GPU option: an exclusive job's GPUs are its steps' only where asked)", None))
+    elif not asked and not in_job and not _srun_in_job(line, env):
+        out.append(("no GPU option outside an allocation (no SLURM_JOB_ID in its environment, no --jobid: srun "
+                    "starts a job of its own, which holds no GPU it does not ask for)", None))  # fmt: skip
     return out
+
+
+def _srun_in_job(line: SrunLine, env: Mapping[str, str]) -> bool:
+    """Whether an srun runs its step inside an existing job (_JOB_ENV): --jobid on its line, or SLURM_JOB_ID set (not
+    empty) in its environment; else it starts a job of its own."""
+    if any(names == ("jobid",) for names, _ in line.options):
+        return True
+    return bool(_env_option(env, _JOB_ENV)[0])
 
 
 def _env_option(env: Mapping[str, str], *variables: str) -> tuple[str | None, str]:
@@ -909,7 +941,9 @@ def _env_option(env: Mapping[str, str], *variables: str) -> tuple[str | None, st
     (irev80: -D's and the task counts' read the plain name alone); where none is set, (None, the first name)."""
     name, value = variables[0], None
     for var in variables:
-        for each in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0"):
+        # (imend13: the job id is read under its own name alone, _opt_env :665-667)
+        twins = () if var in ("SLURM_JOB_ID", "SLURM_JOBID") else (f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0")
+        for each in (var, *twins):
             if each in env:
                 name, value = each, env[each]
     return value, name
@@ -944,7 +978,7 @@ def _devices_on_node(options: Mapping[str, Any], release: str | None = None) -> 
 
 
 def srun_gpus_problem(given: str, needed: int) -> Problem:
-    shown = f"`srun {given}`" if " (from " not in given else f"srun with {given}"
+    shown = f"`srun {given}`" if " (from " not in given and not given.startswith("no ") else f"srun with {given}"
     return Problem("srun", "unknown", None, f"{shown} stands before the launch: each task sees the GPUs srun "
                    f"gives it (CUDA_VISIBLE_DEVICES), fewer than the {needed} the launch asks for (--tp x --pp on "
                    "one node, x --dp-size without DP attention, past --base-gpu-id), or a count not read; the "
@@ -2239,11 +2273,14 @@ def _shell_launch(
         record = trace.get("entered") if trace is not None else None
         at = len(record) if isinstance(record, list) else 0
         unexpanded = trace.get("unexpanded") if trace is not None else None
+        srun_passed = trace.get("srun_passed") if trace is not None else None
         if trace is not None:
             trace["unexpanded"] = True  # (iallow2: the walk's words are this string's, unexpanded: unplaced_before)
         found = find_launch(argv, mapping, cmd_env, trace)
         if trace is not None:
             trace["unexpanded"] = unexpanded
+            if found[0] is None:  # (imend13: an srun of a command before the launch's is no srun the launch runs in)
+                trace["srun_passed"] = srun_passed
         if found[0] is not None:
             if env_word is not None and trace is not None:
                 trace.setdefault("unplaced", []).insert(0, env_word)

@@ -99,17 +99,20 @@ RUNNERS: dict[str, Runner] = {
     ),
     # (irev80: its letters are SRUN_SHORT_VALUE's, imend11's reading of slurm_opt.c, and SRUN_SHORT_OPTIONAL's -I / -K
     # / -k take the rest of their cluster only, read_runner's srun case; -b / -F / -r were unknown here, -j plain,
-    # which that getopt string has not: srun refuses it)
+    # which that getopt string has not: srun refuses it). imend13: -h / --help, --usage and -V / --version print and
+    # exit (src/common/slurm_opt.c arg_set_help :1930, arg_set_usage :4114, arg_set_version :4184: exit(0)), and
+    # --test-only asks the scheduler when the job would start and exits (src/srun/srun_job.c :1233-1239): no command
+    # runs; they were read as plain options and the launch after them judged
     "srun": Runner(
-        "ABbCcDdeFGiJLMmNnopqrSTtWwx", "EhHlOQsuvVXZ",
+        "ABbCcDdeFGiJLMmNnopqrSTtWwx", "EHlOQsuvXZ",
         _f("account", "nodes", "ntasks", "cpus-per-task", "gres", "gpus", "gpus-per-node", "gpus-per-task",
            "partition", "job-name", "time", "mem", "mem-per-cpu", "mem-per-gpu", "qos", "export", "chdir", "output",
            "error", "input", "nodelist", "exclude", "constraint", "mpi", "ntasks-per-node", "distribution",
            "cpu-bind", "reservation", "dependency", "jobid", "container", "container-image", "container-mounts",
            "container-workdir", "container-name", "network"),
         _f("pty", "overlap", "overcommit", "quiet", "verbose", "unbuffered", "label", "no-kill", "exact", "whole",
-           "disable-status", "test-only", "spread-job", "help", "usage", "version", "container-remap-root",
-           "no-container-mount-home", "container-writable"),
+           "disable-status", "spread-job", "container-remap-root", "no-container-mount-home", "container-writable"),
+        0, "hV", _f("help", "usage", "version", "test-only"),
         every_long_known=False,
     ),
     # (iallow1) Yelp/dumb-init dumb-init.c parse_command: getopt_long "+hvVcr:" (long: help, single-child, rewrite

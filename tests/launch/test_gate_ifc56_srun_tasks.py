@@ -16,6 +16,9 @@ from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
 
 LAUNCH = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2"]
+#: (imend13) these sruns run steps inside an allocation (an sbatch script's, an salloc shell's): outside one, an srun
+#: with no GPU option starts a job without GPUs (test_imend13_srun_outside_allocation.py)
+JOB = {"SLURM_JOB_ID": "4242"}
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +27,7 @@ def mapping() -> Any:
 
 
 def _srun(line: list[str], mapping: Any, env: dict[str, str] | None = None) -> list[Any]:
-    d = gate.derive(line, mapping, env or {})
+    d = gate.derive(line, mapping, {**JOB, **(env or {})})
     assert d.entrypoint == "launch-server" and d.launch.get("tp") == 2, (line, d.entrypoint)
     return [p for p in d.problems if p.subject == "srun" and p.status == "unknown"]
 
@@ -113,7 +116,7 @@ def test_an_inner_srun_with_overlap_or_one_srun_is_judged_as_before(prefix: list
 
 
 def _gpus(line: list[str], mapping: Any) -> list[Any]:
-    d = gate.derive(line, mapping, {})
+    d = gate.derive(line, mapping, JOB)
     return [p for p in d.problems if p.subject == "srun" and "GPUs srun gives it" in p.message]
 
 

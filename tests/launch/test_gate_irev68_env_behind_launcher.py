@@ -71,6 +71,9 @@ def test_a_word_env_that_env_would_reject_is_passed_over_as_before(
     after it, so the word is not read as env (the launch is judged as before). (Was `conda run -n env
     --no-capture-output`: since igap54 conda run is refused as unknown, its environment not the facts' one.)"""
     monkeypatch.setenv("LMCACHE_MP_HOST", "10.0.0.5")
+    # (imend13: gate --facts reads srun's environment from its own, the step's inside an allocation here; outside one
+    # an srun with no GPU option starts a job without GPUs: unknown)
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
     assert _decision(tmp_path, ("srun", "--job-name", "env", "--quiet")) == "allow"
     assert _decision(tmp_path, ("conda", "run", "-n", "env", "--no-capture-output")) == "refuse"
 

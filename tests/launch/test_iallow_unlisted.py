@@ -30,8 +30,14 @@ def mapping() -> Any:
     return load([], env={}).launch
 
 
+#: (imend13) an srun here runs a step inside an allocation: outside one, an srun with no GPU option starts a job
+#: without GPUs (test_imend13_srun_outside_allocation.py); given to a line with srun alone (mpirun reads an
+#: allocation's hosts from it: elsewhere.py)
+JOB = {"SLURM_JOB_ID": "4242"}
+
+
 def _refusals(line: list[str], mapping: Any, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
-    d = gate.derive(line, mapping, env or {})
+    d = gate.derive(line, mapping, {**(JOB if "srun" in line else {}), **(env or {})})
     assert d.entrypoint == "launch-server" and d.launch.get("tp") == 2, (line, d.entrypoint)
     return [(p.subject, p.status) for p in d.problems if p.status != "note"]
 
@@ -75,7 +81,7 @@ def test_a_program_no_reader_places_is_unknown(line: list[str], subject: str, ma
     # fails before: allowed (no problem of that subject: the word passed over, the launch judged as if it were absent)
     got = _refusals(line, mapping)
     assert (subject, "unknown") in got, (line, got)
-    d = gate.derive(line, mapping, {})
+    d = gate.derive(line, mapping, JOB)
     message = next(p.message for p in d.problems if p.subject == subject)
     assert "fail closed" in message and f"`{subject}`" in message, message
 

@@ -22,8 +22,13 @@ def mapping() -> Any:
     return load([], env={}).launch
 
 
+#: (imend13) steps inside an allocation: outside one, an srun with no GPU option (`--tres-per-task=cpu=4`) starts a
+#: job without GPUs (test_imend13_srun_outside_allocation.py)
+JOB = {"SLURM_JOB_ID": "4242"}
+
+
 def _srun(line: list[str], mapping: Any) -> list[str]:
-    d = gate.derive(line, mapping, {})
+    d = gate.derive(line, mapping, JOB)
     return [p.status for p in d.problems if p.subject == "srun"]
 
 

@@ -16,6 +16,9 @@ from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
 
 LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2"]
+#: (imend13) steps inside an allocation (an sbatch script's, an salloc shell's): outside one, an srun with no GPU
+#: option starts a job without GPUs (test_imend13_srun_outside_allocation.py)
+JOB = {"SLURM_JOB_ID": "4242"}
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +27,8 @@ def mapping() -> Any:
 
 
 def _srun(line: list[str], mapping: Any, env: dict[str, str]) -> list[str]:
-    return [p.message for p in gate.derive(line, mapping, env).problems if p.subject == "srun" and "GPUs" in p.message]
+    problems = gate.derive(line, mapping, {**JOB, **env}).problems
+    return [p.message for p in problems if p.subject == "srun" and "GPUs" in p.message]
 
 
 @pytest.mark.parametrize(

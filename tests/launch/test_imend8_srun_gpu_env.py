@@ -21,8 +21,13 @@ def mapping() -> Any:
     return load([], env={}).launch
 
 
-def _srun(line: list[str], mapping: Any, env: dict[str, str]) -> list[str]:
-    d = gate.derive(line, mapping, env)
+#: (imend13) steps inside an allocation (an sbatch script's, which exports SLURM_GPUS_PER_TASK and the like): outside
+#: one, an srun with no GPU option starts a job without GPUs (test_imend13_srun_outside_allocation.py)
+JOB = {"SLURM_JOB_ID": "4242"}
+
+
+def _srun(line: list[str], mapping: Any, env: dict[str, str], inside: bool = True) -> list[str]:
+    d = gate.derive(line, mapping, {**JOB, **env} if inside else env)
     return [p.message for p in d.problems if p.subject == "srun"]
 
 
@@ -61,7 +66,7 @@ def test_the_line_wins(mapping: Any) -> None:
     # (inside a job, --gpus on the line drops SLURM_GPUS_PER_NODE: opt.c)
     env = {"SLURM_GPUS_PER_NODE": "1", "SLURM_JOB_ID": "7"}
     assert _srun(["srun", "--gpus=2", *LAUNCH], mapping, env) == []
-    assert _srun(["srun", "--gpus=2", *LAUNCH], mapping, {"SLURM_GPUS_PER_NODE": "1"})
+    assert _srun(["srun", "--gpus=2", *LAUNCH], mapping, {"SLURM_GPUS_PER_NODE": "1"}, inside=False)
 
 
 def test_enough_or_no_gpu_in_the_environment(mapping: Any) -> None:

@@ -22,7 +22,8 @@ def mapping() -> Any:
 
 
 def _refusals(line: list[str], mapping: Any) -> list[tuple[str, str]]:
-    d = gate.derive(line, mapping, {"PATH": "/usr/bin"})
+    # (imend13: a step inside an allocation; outside one, an srun with no GPU option starts a job without GPUs)
+    d = gate.derive(line, mapping, {"PATH": "/usr/bin", "SLURM_JOB_ID": "4242"})
     assert d.entrypoint == "launch-server" and d.launch.get("tp") == 8
     return [(p.subject, p.status) for p in d.problems if p.status != "note"]
 

@@ -15,6 +15,9 @@ from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
 
 LAUNCH = "python3 -m sglang.launch_server --model-path m --tp 2"
+#: (imend13) steps inside an allocation (an sbatch script's, an salloc shell's): outside one, an srun with no GPU
+#: option starts a job without GPUs (test_imend13_srun_outside_allocation.py)
+JOB = {"SLURM_JOB_ID": "4242"}
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +26,7 @@ def mapping() -> Any:
 
 
 def _srun(line: list[str], mapping: Any) -> list[str]:
-    d = gate.derive(line, mapping, {})
+    d = gate.derive(line, mapping, JOB)
     assert d.entrypoint == "launch-server" and d.launch.get("tp") == 2, (line, d.entrypoint)
     return [p.message for p in d.problems if p.subject == "srun" and p.status == "unknown"]
 

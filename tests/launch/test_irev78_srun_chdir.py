@@ -64,7 +64,10 @@ def test_the_gate_no_longer_judges_the_launch_from_its_own_directory(tmp_path: P
     (tmp_path / "co" / "sglang").mkdir(parents=True)
     (tmp_path / "co" / "sglang" / "__init__.py").write_text("")
     (tmp_path / "co" / "sglang" / "_version.py").write_text("__version__ = version = '0.5.3'\n")
-    env = clean_env("VIRTUAL_ENV", "CONDA_PREFIX", "SLURM_WORKING_DIR", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    # (imend13: a step inside an allocation, SLURM_JOB_ID set; outside one, srun with no GPU option is unknown too)
+    env = clean_env(
+        "VIRTUAL_ENV", "CONDA_PREFIX", "SLURM_WORKING_DIR", XDG_CACHE_HOME=str(tmp_path / "cache"), SLURM_JOB_ID="4242"
+    )
     dry = ["--dry-run", "--format", "json", "--assume-gpu", "9.0x1", "--assume-driver", "580.95.05"]
     line = ["srun", "-n1", "-D", "co", str(venv / "bin/python"), "-m", "sglang.launch_server", "--model-path", "m"]
     proc = run_stackcheck("gate", *dry, "--", *line, env=env, cwd=tmp_path, timeout=180)

@@ -14,6 +14,9 @@ from stackcheck.launch import gate
 
 LAUNCH = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2"]
 BIG = "9" * 5000
+#: (imend13) steps inside an allocation (an sbatch script's, an salloc shell's): outside one, an srun with no GPU
+#: option starts a job without GPUs (test_imend13_srun_outside_allocation.py)
+JOB = {"SLURM_JOB_ID": "4242"}
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +38,11 @@ def mapping() -> Any:
 )
 def test_a_huge_count_is_unknown_not_a_crash(words: list[str], env: dict[str, str], mapping: Any) -> None:
     # fails before: ValueError (Exceeds the limit (4300 digits)), or -N 111111111111 read as enough nodes
-    d = gate.derive([*words, *LAUNCH], mapping, env)
+    d = gate.derive([*words, *LAUNCH], mapping, {**JOB, **env})
     assert [p.status for p in d.problems if p.subject == "srun"] == ["unknown"], d.problems
 
 
 def test_small_counts_read_as_before(mapping: Any) -> None:
     for words in (["srun", "-n", "2", "-N", "2"], ["srun", "--gpus-per-task=2"], ["srun", "--gres=gpu:a100:2"]):
-        d = gate.derive([*words, *LAUNCH], mapping, {})
+        d = gate.derive([*words, *LAUNCH], mapping, JOB)
         assert not [p for p in d.problems if p.subject == "srun"], (words, d.problems)
