@@ -42,11 +42,14 @@ def _config(arch: str, model_type: str, **extra: Any) -> dict[str, Any]:
 
 DS3 = dict(n_routed_experts=16, moe_intermediate_size=2048, n_group=4, topk_group=2, num_experts_per_tok=4,
            topk_method="noaux_tc", **MLA)  # fmt: skip
+GPT_OSS = dict(hidden_size=2880, num_attention_heads=64, num_key_value_heads=8, head_dim=64, num_local_experts=32,
+               experts_per_token=4, intermediate_size=2880, quantization_config={"quant_method": "mxfp4"})  # fmt: skip
 MODELS = {
     "llama": _config("LlamaForCausalLM", "llama", intermediate_size=8192),
     "qwen3moe": _config("Qwen3MoeForCausalLM", "qwen3_moe", num_experts=16, moe_intermediate_size=512),
     "ds3-bf16": _config("DeepseekV3ForCausalLM", "deepseek_v3", **DS3),
     "ds3-fp8": _config("DeepseekV3ForCausalLM", "deepseek_v3", quantization_config=FP8_BLOCK, **DS3),
+    "gpt-oss-mxfp4": _config("GptOssForCausalLM", "gpt_oss", **GPT_OSS),
 }
 
 
@@ -105,6 +108,8 @@ SHAPES: dict[str, tuple[str, tuple[str, ...], str | None]] = {
     "cutlass-fp8-moe": ("ds3-fp8", ("--moe-runner-backend", "flashinfer_cutlass"), None),
     # the CuTe-DSL MoE's moe_sort (jit/moe_utils.py gen_moe_utils_module)
     "cutedsl-moe": ("qwen3moe", ("--moe-runner-backend", "flashinfer_cutedsl"), "B200"),
+    # flashinfer_mxfp4 on SM90: cutlass_fused_moe (mxfp4-moe is needed here only for its bmm-cubins rule)
+    "mxfp4-sm90": ("gpt-oss-mxfp4", ("--moe-runner-backend", "flashinfer_mxfp4"), None),
     # trtllm-gen fused MoE given by flag on SM100 (gen_trtllm_gen_fused_moe_sm100_module)
     "trtllm-given": ("qwen3moe", ("--moe-runner-backend", "flashinfer_trtllm"), "B200"),
     # SGLang 0.5.23's own pick for an FP8 DeepSeek checkpoint on SM100 (launch.moe_runner_auto flashinfer_trtllm)
