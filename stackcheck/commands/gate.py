@@ -901,9 +901,19 @@ def _decide_with(
         # --quantization on a checkpoint without quantization: SGLang quantizes while loading, another kernel path
         quantized = checkpoint_quantized(pre)
         online_quantization_needs(derived, mapping, quantized)
+        # ireal2: the MoE runner SGLang picks itself for this model (launch.json refusals.auto.moe_runner: the
+        # DeepSeek family's flashinfer_trtllm on SM100), which fp8-block-gemm's moe-bmm-cubins-auto rules read;
+        # icubin3: whether the launch runs any MoE layer (the model's and its draft's config.json), which the rules on
+        # the MoE runner SGLang may pick itself read (a dense model runs no trtllm-gen fused MoE: no BMM cubins)
+        from stackcheck.launch.refusals import launch_model_moe, moe_runner_auto
+
+        picked = moe_runner_auto(derived, mapping, ctx.installed_version("sglang"), pre)
+        moe_layers = launch_model_moe(model_attention(pre))
         # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
-        # facts (model_multimodal) are known: a scope on a fact still unknown is required (fail closed)
-        gate.add_launch_requirements(derived, manifests.features, manifests.checks)
+        # facts (model_multimodal; model_moe and moe_runner_auto, iasan) are known: a scope on a fact still unknown is
+        # required (fail closed)
+        read_facts = {k: v for k, v in (("moe_runner_auto", picked), ("model_moe", moe_layers)) if v is not None}
+        gate.add_launch_requirements(derived, manifests.features, manifests.checks, read_facts)
         # the MLA dims and heads per GPU config.json states, the draft model's too (rules on launch.mla_kv_rope,
         # launch.mla_heads_per_gpu, launch.draft_*: trtllm_mla's and flashmla's kernels), and whether it was read
         dims = gate_preflight.model_launch_facts(pre, derived, mapping)
@@ -920,20 +930,10 @@ def _decide_with(
             if isinstance(pre.launch.get("model_quant_loaded"), str):  # the flag replaced by the release
                 read["model_quant_loaded"] = pre.launch["model_quant_loaded"]
             ctx = reevaluate(report, ctx, opts, read)
-        # ireal2: the MoE runner SGLang picks itself for this model (launch.json refusals.auto.moe_runner: the
-        # DeepSeek family's flashinfer_trtllm on SM100), which fp8-block-gemm's moe-bmm-cubins-auto rules read
-        from stackcheck.launch.refusals import moe_runner_auto
-
-        picked = moe_runner_auto(derived, mapping, ctx.installed_version("sglang"), pre)
         if picked is not None:
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, {"moe_runner_auto": picked})
-        # icubin3: whether the launch runs any MoE layer (the model's and its draft's config.json), which the rules on
-        # the MoE runner SGLang may pick itself read (a dense model runs no trtllm-gen fused MoE: no BMM cubins)
-        from stackcheck.launch.refusals import launch_model_moe
-
-        moe_layers = launch_model_moe(model_attention(pre))
         if moe_layers is not None:
             from stackcheck.assembly.pipeline import reevaluate
 

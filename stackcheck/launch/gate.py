@@ -2749,6 +2749,8 @@ def _cond(c: Mapping[str, Any], d: Derived, defaults: Mapping[str, Any]) -> bool
     if "release" in c:  # a release not known is inside no range: write the condition so that this keeps a need
         d.reads_release = True
         return _release_inside(d.release, str(c["release"])) is bool(c.get("inside"))
+    if "launch" in c and "in" in c:  # a string launch fact (moe_runner_auto) is one of `in`; absent: not met
+        return isinstance(d.launch.get(str(c["launch"])), str) and d.launch.get(str(c["launch"])) in (c.get("in") or [])
     if "launch" in c:
         lhs = d.launch.get(str(c["launch"]))
         rhs = c.get("value")
@@ -3213,7 +3215,10 @@ def _device(args: Sequence[str]) -> str | None:
 
 
 def add_launch_requirements(
-    d: Derived, features: Sequence[Mapping[str, Any]], checks: Sequence[Mapping[str, Any]]
+    d: Derived,
+    features: Sequence[Mapping[str, Any]],
+    checks: Sequence[Mapping[str, Any]],
+    model_facts: Mapping[str, Any] | None = None,
 ) -> None:
     """What a launch needs beyond its features, from the manifests' `required_by` (features.schema.json):
     - `{"launches": "every"}`: the item fails every SGLang launch on this box when it fails (torch without the
@@ -3226,9 +3231,19 @@ def add_launch_requirements(
     A check's rule may carry its own `required_by` (a JSON-rule check whose rules reach a launch in different
     ways: NCCL's duplicate wheels break `import torch`, its old releases only collectives): the launch then
     needs the rules whose scope it meets, each as strongly as its scope says (`Requirement.rules`).
-    Call it once the launch facts are complete (after the model is read). Pure."""
+    Call it once the launch facts are complete (after the model is read). `model_facts`: launch facts the gate's
+    preflight read from the model and sets on the rules' context only (launch.model_moe, launch.moe_runner_auto),
+    which a scope's conditions read too (iasan); one not given is not known there (fail closed). Pure."""
     if d.entrypoint is None:
         return  # no SGLang launch in the command: nothing but --require is checked
+    if model_facts:
+        saved = d.launch
+        d.launch = {**saved, **{k: v for k, v in model_facts.items() if k not in saved}}
+        try:
+            add_launch_requirements(d, features, checks)
+        finally:
+            d.launch = saved
+        return
     dflt = d.defaults
     for item in features:
         if isinstance(item.get("id"), str):
@@ -3278,12 +3293,21 @@ def _scope(
     if rb.get("launches") == "none":  # a rule the audit says and no launch needs (a fact not read)
         return None
     feats = rb.get("features")
+    by_feature: tuple[str, str] | None = None
     if isinstance(feats, list):
         triggers = [wanted[f] for f in feats if isinstance(f, str) and f in wanted]
-        if not triggers:
-            return None
-        strongest = max(triggers, key=lambda r: _KIND_RANK.get(r.kind, 0))
-        return ("default-warn" if strongest.kind == "default-warn" else "launch"), f"needed with {strongest.feature}"
+        if triggers:
+            strongest = max(triggers, key=lambda r: _KIND_RANK.get(r.kind, 0))
+            kind = "default-warn" if strongest.kind == "default-warn" else "launch"
+            by_feature = kind, f"needed with {strongest.feature}"
+            if kind == "launch":
+                return by_feature
+    # `when` beside `features` (iasan): a launch that needs one of the features or meets the conditions
+    return _scope_when(rb, d, defaults) or by_feature
+
+
+def _scope_when(rb: Mapping[str, Any], d: Derived, defaults: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(kind, why) when the launch meets the conditions of a scope's `when` (one not known counts as met)."""
     when = [c for c in rb.get("when") or [] if isinstance(c, dict)] if isinstance(rb.get("when"), list) else []
     if not when:
         return None
@@ -3305,8 +3329,8 @@ def _cond3(c: Mapping[str, Any], d: Derived, defaults: Mapping[str, Any]) -> boo
         if any(p is True for p in parts):
             return True
         return None if any(p is None for p in parts) else False
-    if "launch" in c and d.launch.get(str(c["launch"])) is None:
-        return None
+    if "launch" in c and "in" not in c and d.launch.get(str(c["launch"])) is None:
+        return None  # (the `in` form decides an absent fact as not met: its data lists the fact's not-known value)
     return _cond(c, d, defaults)
 
 
@@ -3320,6 +3344,8 @@ def describe_condition(c: Mapping[str, Any]) -> str:
     """A launch condition in words: `tp > 1`, `--disable-custom-all-reduce not given`."""
     if "any" in c:
         return "(" + " or ".join(describe_condition(x) for x in c.get("any") or [] if isinstance(x, dict)) + ")"
+    if "launch" in c and "in" in c:
+        return f"{c['launch']} in {', '.join(str(x) for x in c.get('in') or [])}"
     if "launch" in c:
         value = c.get("value")
         shown = str(value).lower() if isinstance(value, bool) else str(value)

@@ -267,12 +267,15 @@ def check_problems(
     from stackcheck.verdicts.engine import evaluate_check
 
     d = derive(list(argv), ctx.manifests.launch, dict(env))  # (env: NCCL_P2P_DISABLE=1 scopes pcie-p2p-path out)
-    add_launch_requirements(d, ctx.manifests.features, ctx.manifests.checks)
+    read: dict[str, Any] = {}
     if model is not None:  # (irev80: the launch facts the gate sets once its preflight read the model, as
         # gate_problems judges with them; a check failing only with them is in no plan's still_failing_checks)
         line = _with_moe_runner_auto(ctx, model, d, ctx.manifests.launch, ctx.installed_version("sglang"))
         if line is not ctx:
             ctx, failing = line, None
+        # (iasan: the gate's scopes read them too, flashinfer-jit-asan-header's launch.model_moe)
+        read = {k: ctx.launch[k] for k in ("moe_runner_auto", "model_moe") if ctx.launch.get(k) is not None}
+    add_launch_requirements(d, ctx.manifests.features, ctx.manifests.checks, read)
     checks = {str(c.get("id")): c for c in ctx.manifests.checks}
     out: list[Any] = []
     for r in d.required:

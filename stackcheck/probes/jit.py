@@ -137,7 +137,7 @@ assembler that a user put in place of Triton's bundled one:
   `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
   (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
 - `nvcc_host_asan_header_found` / `cc_host_asan_header_found`: whether that gcc's compile finds
-  <sanitizer/asan_interface.h>, which FlashInfer 0.5.0-0.7.2's memoryUtils.cu includes unconditionally
+  <sanitizer/asan_interface.h>, which FlashInfer 0.5.0-0.7.4's memoryUtils.cu includes unconditionally
   (gcc_asan_header): in CPATH / CPLUS_INCLUDE_PATH, the toolkit's include, the gcc's own include directory of its
   major (PREFIX/lib/gcc/TRIPLET/N/include: where GCC keeps the sanitizer headers; Fedora ships them with libasan,
   not gcc-c++) or the default system directories; null where a directory of that list is not known (no version
@@ -1454,7 +1454,7 @@ def _version_major(name: str) -> int | None:
     return int(named.group(1)) if named is not None else None
 
 
-#: the header FlashInfer's nv_internal/cpp/common/memoryUtils.cu includes unconditionally (flashinfer-python 0.5.0-0.7.2
+#: the header FlashInfer's nv_internal/cpp/common/memoryUtils.cu includes unconditionally (flashinfer-python 0.5.0-0.7.4
 #: wheels, line 18; used only under TLLM_HAS_ASAN): GCC installs it in its own include directory
 #: (PREFIX/lib/gcc/TRIPLET/N/include/sanitizer/), with the sanitizer runtime's package on Fedora (libasan,
 #: flashinfer#4662)

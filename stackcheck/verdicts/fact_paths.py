@@ -511,7 +511,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "NVCC_CCBIN or CC names, its major and the newest the toolkit's host_config.h takes "
             "(`nvcc_host_clang_*`, `cc_host_clang_*`: `_supported` null where the clang's major is not read); "
             "whether the gcc of `nvcc_host` / `cc_host` finds sanitizer/asan_interface.h, which FlashInfer "
-            "0.5.0-0.7.2's memoryUtils.cu includes unconditionally (`nvcc_host_asan_header_found`, "
+            "0.5.0-0.7.4's memoryUtils.cu includes unconditionally (`nvcc_host_asan_header_found`, "
             "`cc_host_asan_header_found`: CPATH / CPLUS_INCLUDE_PATH, the toolkit's include, the gcc's own "
             "PREFIX/lib/gcc/TRIPLET/N/include, the system directories; null where one of them is not known; absent "
             "where the gcc's major is not read) "

@@ -106,6 +106,8 @@ def scope_note(rule: str, item: Any, slots: list[str], covers: Mapping[str, Mapp
         if isinstance(feats, list) and feats
         else "the launches its required_by names"
     )
+    if isinstance(feats, list) and feats and rb.get("when"):  # (iasan: features and conditions together)
+        who += " and the launches its required_by's conditions name"
     return (
         f"This rule counts only for {who} ({rb.get('why')}): for other launches no other rule of this check "
         f"fails with {runs(left, slots)}, so for them the check is not concluded (unknown)"

@@ -304,9 +304,14 @@ def _checks_doc(**rule_extra: Any) -> dict[str, Any]:
 def test_scopes_are_validated() -> None:
     ok = _checks_doc()
     assert validate_documents({"checks.json": ("checks.json", ok)}, partial=True) == []
+    # (iasan: features and when together are one scope, a launch needing a feature or meeting the conditions; every
+    # launch beside either is not)
     both = _checks_doc(required_by={"features": ["custom-allreduce"], "when": [{"launch": "tp", "op": ">", "value": 1}],
                                     "why": "w", "source": "sglang-wheels"})  # fmt: skip
-    assert validate_documents({"checks.json": ("checks.json", both)}, partial=True)
+    assert validate_documents({"checks.json": ("checks.json", both)}, partial=True) == []
+    every = _checks_doc(required_by={"launches": "every", "features": ["custom-allreduce"], "why": "w",
+                                     "source": "sglang-wheels"})  # fmt: skip
+    assert validate_documents({"checks.json": ("checks.json", every)}, partial=True)
     flag = _checks_doc(required_by={"when": [{"flag": "--no-such-flag", "present": True}], "why": "w", "source": "x"})
     problems = validate_documents({"checks.json": ("checks.json", flag)}, partial=True)
     assert any("'--no-such-flag' is not a flag of launch.json" in p for p in problems), problems
