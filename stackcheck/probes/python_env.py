@@ -8,7 +8,8 @@ How the sys.path is learned, in order:
    interpreter. Kept under the user cache directory ($XDG_CACHE_HOME or ~/.cache, then stackcheck/),
    written atomically; an unreadable or foreign cache file is ignored.
 3. running the interpreter once, on this host only, with a fixed one-liner (`ONELINER`) under `-S`: it
-   imports only sys and site, runs in the gated command's environment (PYTHONPATH counts) with a timeout,
+   imports only sys and site (-c's '' dropped from sys.path first), runs in the gated command's environment
+   (PYTHONPATH counts) with a timeout,
    and prints its base sys.path, prefixes, site-packages directories and user site as a repr() of
    literals, read back with ast.literal_eval (nothing it prints is evaluated). `-S` keeps site from
    running: no .pth file and no sitecustomize executes; stackcheck adds the site directories and the path
@@ -50,9 +51,12 @@ if TYPE_CHECKING:
 #: sitecustomize); the base prefixes' site directories come from site.getsitepackages(), which distributions
 #: patch (Debian's dist-packages), so they are asked of the interpreter rather than guessed. The answer is a
 #: repr() of plain strings, lists and bools, read back with ast.literal_eval (never evaluated): importing json
-#: in the child would cost it the re module, a third of its start-up.
+#: in the child would cost it the re module, a third of its start-up. -c puts '' (the directory it runs in: the
+#: launch's, irev80) first on sys.path, and site is imported after start-up: where site is not frozen (CPython
+#: 3.10 and older) a site.py or _sitebuiltins.py there would run instead of the standard library's, so '' is
+#: dropped before the import (the server imports site at start-up, before its own sys.path[0] exists; irev81).
 ONELINER = (
-    "import sys,site;"
+    "import sys;sys.path[:1]==['']and sys.path.pop(0);import site;"
     "b=[sys.base_prefix,getattr(sys,'base_exec_prefix',sys.base_prefix)];"
     "print(repr({'stackcheck':1,'executable':sys.executable,"
     "'version':'%d.%d.%d'%sys.version_info[:3],'implementation':sys.implementation.name,"
