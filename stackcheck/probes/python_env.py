@@ -8,7 +8,7 @@ How the sys.path is learned, in order:
    interpreter. Kept under the user cache directory ($XDG_CACHE_HOME or ~/.cache, then stackcheck/),
    written atomically; an unreadable or foreign cache file is ignored.
 3. running the interpreter once, on this host only, with a fixed one-liner (`ONELINER`) under `-S`: it
-   imports only sys and site (-c's '' dropped from sys.path first), runs in the gated command's environment
+   imports only sys and site (site from sys.path's absolute entries only), runs in the gated command's environment
    (PYTHONPATH counts) with a timeout,
    and prints its base sys.path, prefixes, site-packages directories and user site as a repr() of
    literals, read back with ast.literal_eval (nothing it prints is evaluated). `-S` keeps site from
@@ -53,14 +53,15 @@ if TYPE_CHECKING:
 #: repr() of plain strings, lists and bools, read back with ast.literal_eval (never evaluated): importing json
 #: in the child would cost it the re module, a third of its start-up. -c puts '' (the directory it runs in: the
 #: launch's, irev80) first on sys.path, and site is imported after start-up: where site is not frozen (CPython
-#: 3.10 and older) a site.py or _sitebuiltins.py there would run instead of the standard library's, so '' is
-#: dropped before the import (the server imports site at start-up, before its own sys.path[0] exists; irev81).
+#: 3.10 and older) a site.py or _sitebuiltins.py there (or in a relative PYTHONPATH entry, which names a directory
+#: under it) would run instead of the standard library's, so the import sees only the absolute entries; the path
+#: printed is the whole one (the server imports site at start-up, before its own sys.path[0] exists; irev81).
 ONELINER = (
-    "import sys;sys.path[:1]==['']and sys.path.pop(0);import site;"
+    "import sys;p=sys.path[:];sys.path[:]=[x for x in p if x[:1]=='/'];import site;"
     "b=[sys.base_prefix,getattr(sys,'base_exec_prefix',sys.base_prefix)];"
     "print(repr({'stackcheck':1,'executable':sys.executable,"
     "'version':'%d.%d.%d'%sys.version_info[:3],'implementation':sys.implementation.name,"
-    "'prefix':sys.prefix,'base_prefix':sys.base_prefix,'path':sys.path,"
+    "'prefix':sys.prefix,'base_prefix':sys.base_prefix,'path':p,"
     "'platlibdir':getattr(sys,'platlibdir','lib'),'base_site':site.getsitepackages(b),"
     "'user_site':site.getusersitepackages(),'no_user_site':bool(sys.flags.no_user_site)}))"
 )
