@@ -420,11 +420,27 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> str | None:
     return os.path.join(base, "stackcheck")
 
 
-def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
+#: the path variables whose relative entries the interpreter reads against the directory it runs in
+_RELATIVE_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")
+
+
+def _relative_entry(env: Mapping[str, str]) -> bool:
+    """Whether a path variable of `env` has an entry that is not absolute (an empty PYTHONPATH entry included)."""
+    return any(
+        not entry.startswith("/")
+        for var in _RELATIVE_VARS
+        if env.get(var)
+        for entry in (env[var].split(":") if var == "PYTHONPATH" else [env[var]])
+    )
+
+
+def cache_key(exe: str, env: Mapping[str, str], cwd: str | None = None) -> str | None:
     """What the answer depends on: the interpreter path, the size, modification and change times and inode of
     the file it resolves to (ctime: an interpreter replaced in place at its size with its mtime put back is
-    another key), its pyvenv.cfg (the same four), the path variables of the environment, the one-liner. None
-    when the file cannot be stat'ed, or is not a compiled program: a wrapper script (a pyenv shim, a launcher)
+    another key), its pyvenv.cfg (the same four), the path variables of the environment, the one-liner, and where
+    one of those variables has a relative entry the directory it runs in (`cwd`, None: this process's; irev81:
+    CPython 3.11+ prints such an entry made absolute against it, and irev80 runs it in the launch's directory).
+    None when the file cannot be stat'ed, or is not a compiled program: a wrapper script (a pyenv shim, a launcher)
     picks its interpreter at run time from things the key cannot see, so its answer is not cached."""
     try:
         st = os.stat(exe)
@@ -449,6 +465,11 @@ def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
         except OSError:
             parts.append(None)
     parts.append([env.get(v) for v in (*PATH_VARS, "HOME")])
+    if _relative_entry(env):
+        try:
+            parts.append(os.path.join(os.getcwd(), cwd) if cwd else os.getcwd())  # (join: an absolute cwd wins)
+        except OSError:  # (this process's directory removed: no key, the answer is not kept)
+            return None
     try:  # BLAKE2b from its own module: hashlib would load OpenSSL (~4-6 ms of a gate or audit that reads this cache)
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - an interpreter built without it
@@ -626,7 +647,7 @@ def learn(
     learned = "static"
     why_static: str | None = None
     if is_host(view):
-        key = cache_key(exe, target.env) if cache_dir else None
+        key = cache_key(exe, target.env, cwd) if cache_dir else None
         data = cache_load(cache_dir, key) if cache_dir and key else None
         if data is not None:
             learned = "cache"
