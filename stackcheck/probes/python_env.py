@@ -675,6 +675,14 @@ def learn(
             return _unknown(target, unreadable), "failed", unreadable
         if why_static:
             answer.notes.insert(0, why_static)
+    if cwd and is_host(view):
+        # (irev81) a relative entry (PYTHONPATH=python in a source checkout) is the launch directory's, which CPython
+        # 3.11+ prints made absolute; kept relative (an older one's answer, the static derivation) the packages probe
+        # read it from the gate's own directory
+        with contextlib.suppress(OSError):
+            where = posixpath.join(os.getcwd(), cwd)
+            answer.base_path = [p if p.startswith("/") else posixpath.normpath(posixpath.join(where, p))
+                                for p in answer.base_path]  # fmt: skip
     sys_path, pth_notes = compose_sys_path(view, answer)
     notes += answer.notes + pth_notes
     facts: dict[str, Any] = {
