@@ -491,11 +491,12 @@ def _unwrap(
 
 def _placed_command(args: Sequence[str]) -> int | None:
     """Where the command of args[0] stands where it is a program the gate's walk steps through to the launch
-    (gate.unplaced_before: launch/runners.py's RUNNERS and POLICY_READERS, timeout, flock with a program), so the
-    interpreter after it is the launch's (irev78: `nice -n 5 /srv/bin/python -m sglang.launch_server`, `timeout 600
-    ...`, `systemd-run --scope ...`, `sudo -E ...` were allowed by the gate with the interpreter of the VIRTUAL_ENV
-    or stackcheck's own audited, as for a program that names none); None for any other word or where its reading
-    does not place the command (the gate refuses the launch there)."""
+    (gate.unplaced_before: launch/runners.py's RUNNERS and POLICY_READERS, timeout, flock with a program, a local
+    mpirun; irev81: srun / strace past a long option not listed), so the interpreter after it is the launch's (irev78:
+    `nice -n 5 /srv/bin/python -m sglang.launch_server`, `timeout 600 ...`, `systemd-run --scope ...`, `sudo -E ...`
+    were allowed by the gate with the interpreter of the VIRTUAL_ENV or stackcheck's own audited, as for a program
+    that names none); None for any other word or where its reading does not place the command (the gate refuses the
+    launch there)."""
     head = posixpath.basename(args[0]) if args else ""
     if not head or PY_NAME.match(head) or head in ("uv", "conda", "mamba", "micromamba"):
         return None  # (the launch's own interpreter or environment tool: read by interpreter_of_command)
@@ -509,7 +510,20 @@ def _placed_command(args: Sequence[str]) -> int | None:
         return got.at if got.kind == "argv" and got.at else None
     if head in RUNNERS or head in POLICY_READERS:
         reading = read_runner(args, 0) if head in RUNNERS else read_policy(args, 0)
+        if reading.command is None and head in RUNNERS and not RUNNERS[head].every_long_known:
+            # (irev81) srun / strace with a long option not listed, whose value may be the next word: the gate's walk
+            # passes over the option words to the program there (a word that is none it refuses)
+            unsure = reading.unsure or ""
+            at = 1 if unsure.startswith("whether") else len(args)
+            while at < len(args) and args[at].startswith("-"):
+                at += 1
+            return at if at < len(args) else None
         return reading.command if reading.command and reading.command < len(args) else None
+    from stackcheck.launch.elsewhere import _MPI, command_at
+
+    if head in _MPI:  # (irev81: a local mpirun -np 1, where the gate's walk steps: elsewhere.command_at)
+        place = command_at(args, 0)
+        return place if place and place < len(args) else None
     return None
 
 

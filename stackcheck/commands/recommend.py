@@ -141,6 +141,15 @@ def model_facts(
     # the features the checkpoint's own quantization needs, as the gate's preflight adds them (launch_facts takes
     # them out of the facts: recommend judges its line with them, launch.recommend.gate_problems)
     out["model_requirements"] = quantization_requirements(mdata, quant.method, quant.config, f"model {quant.why}")
+    from stackcheck.launch.preflight.model import quant_scheme_facts
+
+    # (irev81) the checkpoint's schemes and KV-cache format as the gate's preflight reads them (launch.model_quant_
+    # schemes, launch.model_kv_cache_fp8), which checks.json's sglang-gpu-min-cc and the features' rules read
+    schemes, kv_cache_fp8 = quant_scheme_facts(mdata, quant.method, quant.why, quant.config, sglang_version)
+    if schemes is not None:
+        out["model_quant_schemes"] = schemes
+    if kv_cache_fp8 is not None:
+        out["model_kv_cache_fp8"] = kv_cache_fp8
     if quant.method is not None:
         out["quantization"] = quant.method
     elif quant.why is None:

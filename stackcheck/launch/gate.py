@@ -1946,6 +1946,10 @@ def interpreter_mismatch_problems(
     if not isinstance(python, Mapping) or python.get("chosen_by") in ("--python", "--env", "STACKCHECK_PYTHON"):
         return []
     audited = python.get("executable")
+    if isinstance(audited, str):  # (irev81: the facts name the home directory "~": every venv under it differed)
+        from stackcheck.paths import unscrub_home
+
+        audited = unscrub_home(audited) or audited
     from stackcheck.assembly.target import PY_NAME, _same_prefix, _venv_cfg_dir, prefix_of, script_interpreter
     from stackcheck.readers.fsview import HostView
 
@@ -1998,8 +2002,13 @@ def _launch_program(
     word = words[at]
     got = trace.get("cwd")
     cwd = got if isinstance(got, str) else None
-    if "/" in word:
-        path: str | None = word if word.startswith("/") else (posixpath.join(cwd, word) if cwd else None)
+    home = launch_env.get("HOME")
+    if word.startswith("~/") and trace.get("shell_string") and home and home == prefixed.get("HOME"):
+        # (irev81) a shell string's `~/...`: HOME's value, as _program_word reads it (imend12), where the string's
+        # HOME is the command's own (one assigned or exported in the string: the cwd join below, fail closed)
+        path: str | None = posixpath.join(home, word[2:])
+    elif "/" in word:
+        path = word if word.startswith("/") else (posixpath.join(cwd, word) if cwd else None)
     else:
         path = which(view, word, launch_env.get("PATH"), cwd)
     return None if path is None else (word, path, launch_env, cwd)

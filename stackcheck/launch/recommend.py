@@ -121,7 +121,8 @@ def _argv_with(model: ModelSeen, flags: Mapping[str, str | bool], unset: Sequenc
 
 
 def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, version: str | None) -> Context:
-    """ctx with launch.moe_runner_auto for this line, as the gate sets it once its preflight read the model
+    """ctx with launch.moe_runner_auto (and launch.model_moe, launch.model_moe_renormalize) for this line, as the gate
+    sets them once its preflight read the model
     (refusals.moe_runner_auto: the MoE runner SGLang picks itself, whose kernels fp8-block-gemm's moe-bmm-cubins-auto
     rules judge; irev79: recommend never set it, so it proposed a DeepSeek FP8 line on an offline B200 without the
     TRTLLM_GEN_BMM cubins that the gate refused). The model's quantization is the launch's (ctx.launch
@@ -130,7 +131,7 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
         return ctx
     from types import SimpleNamespace
 
-    from stackcheck.launch.refusals import moe_runner_auto
+    from stackcheck.launch.refusals import launch_model_moe_renormalize, moe_runner_auto
 
     quant = ctx.launch.get("quantization")
     seen = SimpleNamespace(
@@ -139,7 +140,12 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
     )
     picked = moe_runner_auto(d, mapping, version, seen)
     moe = _line_model_moe(model, d)
-    added = {k: v for k, v in (("moe_runner_auto", picked), ("model_moe", moe)) if v is not None}
+    # (irev81) and launch.model_moe_renormalize (ifc64: the BF16 trtllm-gen MoE asserts a renormalizing top-k), which
+    # the gate sets from the same config.json keys; without it the renormalize rules of moe-trtllm-gen-cubins never
+    # applied here, and recommend proposed a line the gate refused
+    renormalize = launch_model_moe_renormalize({"model": model.config}) if model.config is not None else None
+    facts = (("moe_runner_auto", picked), ("model_moe", moe), ("model_moe_renormalize", renormalize))
+    added = {k: v for k, v in facts if v is not None}
     # (irev80) the quantization as the gate's facts hold it: launch.quantization is the line's --quantization alone,
     # the checkpoint's quant_method launch.model_quant_method; recommend's `quantization` is the checkpoint's ('none':
     # not quantized), under which a rule on a launch without --quantization (`not launch.quantization exists`, such

@@ -8,7 +8,8 @@ How the sys.path is learned, in order:
    interpreter. Kept under the user cache directory ($XDG_CACHE_HOME or ~/.cache, then stackcheck/),
    written atomically; an unreadable or foreign cache file is ignored.
 3. running the interpreter once, on this host only, with a fixed one-liner (`ONELINER`) under `-S`: it
-   imports only sys and site, runs in the gated command's environment (PYTHONPATH counts) with a timeout,
+   imports only sys and site (site from sys.path's absolute entries only), runs in the gated command's environment
+   (PYTHONPATH counts) with a timeout,
    and prints its base sys.path, prefixes, site-packages directories and user site as a repr() of
    literals, read back with ast.literal_eval (nothing it prints is evaluated). `-S` keeps site from
    running: no .pth file and no sitecustomize executes; stackcheck adds the site directories and the path
@@ -50,13 +51,17 @@ if TYPE_CHECKING:
 #: sitecustomize); the base prefixes' site directories come from site.getsitepackages(), which distributions
 #: patch (Debian's dist-packages), so they are asked of the interpreter rather than guessed. The answer is a
 #: repr() of plain strings, lists and bools, read back with ast.literal_eval (never evaluated): importing json
-#: in the child would cost it the re module, a third of its start-up.
+#: in the child would cost it the re module, a third of its start-up. -c puts '' (the directory it runs in: the
+#: launch's, irev80) first on sys.path, and site is imported after start-up: where site is not frozen (CPython
+#: 3.10 and older) a site.py or _sitebuiltins.py there (or in a relative PYTHONPATH entry, which names a directory
+#: under it) would run instead of the standard library's, so the import sees only the absolute entries; the path
+#: printed is the whole one (the server imports site at start-up, before its own sys.path[0] exists; irev81).
 ONELINER = (
-    "import sys,site;"
+    "import sys;p=sys.path[:];sys.path[:]=[x for x in p if x[:1]=='/'];import site;"
     "b=[sys.base_prefix,getattr(sys,'base_exec_prefix',sys.base_prefix)];"
     "print(repr({'stackcheck':1,'executable':sys.executable,"
     "'version':'%d.%d.%d'%sys.version_info[:3],'implementation':sys.implementation.name,"
-    "'prefix':sys.prefix,'base_prefix':sys.base_prefix,'path':sys.path,"
+    "'prefix':sys.prefix,'base_prefix':sys.base_prefix,'path':p,"
     "'platlibdir':getattr(sys,'platlibdir','lib'),'base_site':site.getsitepackages(b),"
     "'user_site':site.getusersitepackages(),'no_user_site':bool(sys.flags.no_user_site)}))"
 )
@@ -415,11 +420,27 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> str | None:
     return os.path.join(base, "stackcheck")
 
 
-def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
+#: the path variables whose relative entries the interpreter reads against the directory it runs in
+_RELATIVE_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")
+
+
+def _relative_entry(env: Mapping[str, str]) -> bool:
+    """Whether a path variable of `env` has an entry that is not absolute (an empty PYTHONPATH entry included)."""
+    return any(
+        not entry.startswith("/")
+        for var in _RELATIVE_VARS
+        if env.get(var)
+        for entry in (env[var].split(":") if var == "PYTHONPATH" else [env[var]])
+    )
+
+
+def cache_key(exe: str, env: Mapping[str, str], cwd: str | None = None) -> str | None:
     """What the answer depends on: the interpreter path, the size, modification and change times and inode of
     the file it resolves to (ctime: an interpreter replaced in place at its size with its mtime put back is
-    another key), its pyvenv.cfg (the same four), the path variables of the environment, the one-liner. None
-    when the file cannot be stat'ed, or is not a compiled program: a wrapper script (a pyenv shim, a launcher)
+    another key), its pyvenv.cfg (the same four), the path variables of the environment, the one-liner, and where
+    one of those variables has a relative entry the directory it runs in (`cwd`, None: this process's; irev81:
+    CPython 3.11+ prints such an entry made absolute against it, and irev80 runs it in the launch's directory).
+    None when the file cannot be stat'ed, or is not a compiled program: a wrapper script (a pyenv shim, a launcher)
     picks its interpreter at run time from things the key cannot see, so its answer is not cached."""
     try:
         st = os.stat(exe)
@@ -444,6 +465,11 @@ def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
         except OSError:
             parts.append(None)
     parts.append([env.get(v) for v in (*PATH_VARS, "HOME")])
+    if _relative_entry(env):
+        try:
+            parts.append(os.path.join(os.getcwd(), cwd) if cwd else os.getcwd())  # (join: an absolute cwd wins)
+        except OSError:  # (this process's directory removed: no key, the answer is not kept)
+            return None
     try:  # BLAKE2b from its own module: hashlib would load OpenSSL (~4-6 ms of a gate or audit that reads this cache)
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - an interpreter built without it
@@ -621,7 +647,7 @@ def learn(
     learned = "static"
     why_static: str | None = None
     if is_host(view):
-        key = cache_key(exe, target.env) if cache_dir else None
+        key = cache_key(exe, target.env, cwd) if cache_dir else None
         data = cache_load(cache_dir, key) if cache_dir and key else None
         if data is not None:
             learned = "cache"
@@ -649,6 +675,14 @@ def learn(
             return _unknown(target, unreadable), "failed", unreadable
         if why_static:
             answer.notes.insert(0, why_static)
+    if cwd and is_host(view):
+        # (irev81) a relative entry (PYTHONPATH=python in a source checkout) is the launch directory's, which CPython
+        # 3.11+ prints made absolute; kept relative (an older one's answer, the static derivation) the packages probe
+        # read it from the gate's own directory
+        with contextlib.suppress(OSError):
+            where = posixpath.join(os.getcwd(), cwd)
+            answer.base_path = [p if p.startswith("/") else posixpath.normpath(posixpath.join(where, p))
+                                for p in answer.base_path]  # fmt: skip
     sys_path, pth_notes = compose_sys_path(view, answer)
     notes += answer.notes + pth_notes
     facts: dict[str, Any] = {

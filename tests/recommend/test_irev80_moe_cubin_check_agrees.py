@@ -26,7 +26,7 @@ BASE: dict[str, Any] = {
 }  # fmt: skip
 MODELS: dict[str, dict[str, Any]] = {
     "qwen3-moe": {**BASE, "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "num_experts": 64,
-                  "num_experts_per_tok": 8},
+                  "num_experts_per_tok": 8, "norm_topk_prob": True},  # (irev81: renormalizing, or refused for that)
     "qwen3_5-dense": {**BASE, "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5"},
 }  # fmt: skip
 

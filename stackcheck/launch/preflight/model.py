@@ -651,25 +651,7 @@ def read_model(
         from stackcheck.launch.preflight.w4afp8 import mixed_precision_experts
 
         info.mixed_precision = mixed_precision_experts(w4_table, qcfg, config, info.architectures, sglang_version)
-    ct_table = mdata.get("compressed_tensors_schemes") or {}
-    quark_table = mdata.get("quark_schemes") or {}
-    if quant_method is not None and quant_method == ct_table.get("quant_method"):
-        from stackcheck.launch.preflight.schemes import compressed_tensors_schemes
-
-        info.quant_schemes = compressed_tensors_schemes(qcfg, ct_table)
-        from stackcheck.launch.preflight.schemes import checkpoint_kv_cache_fp8
-
-        info.kv_cache_fp8 = checkpoint_kv_cache_fp8(qcfg, ct_table, sglang_version)
-    elif quant_method is not None and quant_method == quark_table.get("quant_method"):
-        from stackcheck.launch.preflight.schemes import quark_schemes
-
-        info.quant_schemes = quark_schemes(qcfg, quark_table)
-    mo_kv = mdata.get("modelopt_kv_cache_fp8")
-    if quant_method is not None and isinstance(mo_kv, Mapping) and info.kv_cache_fp8 is None:
-        from stackcheck.launch.preflight.schemes import modelopt_kv_cache_fp8
-
-        nested = bool(quant_why and quant_why.startswith("hf_quant_config.json"))
-        info.kv_cache_fp8 = modelopt_kv_cache_fp8(qcfg, quant_method, nested, mo_kv, sglang_version)
+    info.quant_schemes, info.kv_cache_fp8 = quant_scheme_facts(mdata, quant_method, quant_why, qcfg, sglang_version)
     info.requirements.extend(quantization_requirements(mdata, quant_method, qcfg, f"{role} {quant_why}"))
     kept = kept_modelopt(mdata, qcfg, quant_method, info.architectures, options, sglang_version)
     if kept is not None:
@@ -909,6 +891,36 @@ def group0_weights(config: Mapping[str, Any]) -> dict[str, Any] | None:
     for key in ("quantization_config", "config_groups", "group_0", "weights"):
         node = node.get(key) if isinstance(node, Mapping) else None
     return dict(node) if isinstance(node, Mapping) else None
+
+
+def quant_scheme_facts(
+    mdata: Mapping[str, Any], quant_method: str | None, quant_why: str | None, qcfg: Any, sglang_version: str | None
+) -> tuple[Any, bool | None]:
+    """(launch.model_quant_schemes, launch.model_kv_cache_fp8) of a checkpoint's quantization config `qcfg`: its
+    compressed-tensors or Quark schemes (preflight.json model.compressed_tensors_schemes / quark_schemes) and whether
+    its KV cache is FP8 (those tables, else model.modelopt_kv_cache_fp8); None where not read. One reading for the
+    gate's preflight and recommend's model facts (irev81: recommend read neither, and proposed a compressed-tensors
+    block-FP8 checkpoint on an A100 that the gate refused: sglang-gpu-min-cc's quant-ct-fp8-block)."""
+    schemes: Any = None
+    kv_cache_fp8: bool | None = None
+    ct_table = mdata.get("compressed_tensors_schemes") or {}
+    quark_table = mdata.get("quark_schemes") or {}
+    if quant_method is not None and quant_method == ct_table.get("quant_method"):
+        from stackcheck.launch.preflight.schemes import checkpoint_kv_cache_fp8, compressed_tensors_schemes
+
+        schemes = compressed_tensors_schemes(qcfg, ct_table)
+        kv_cache_fp8 = checkpoint_kv_cache_fp8(qcfg, ct_table, sglang_version)
+    elif quant_method is not None and quant_method == quark_table.get("quant_method"):
+        from stackcheck.launch.preflight.schemes import quark_schemes
+
+        schemes = quark_schemes(qcfg, quark_table)
+    mo_kv = mdata.get("modelopt_kv_cache_fp8")
+    if quant_method is not None and isinstance(mo_kv, Mapping) and kv_cache_fp8 is None:
+        from stackcheck.launch.preflight.schemes import modelopt_kv_cache_fp8
+
+        nested = bool(quant_why and quant_why.startswith("hf_quant_config.json"))
+        kv_cache_fp8 = modelopt_kv_cache_fp8(qcfg, quant_method, nested, mo_kv, sglang_version)
+    return schemes, kv_cache_fp8
 
 
 def attention_keys(config: Mapping[str, Any]) -> dict[str, Any]:
