@@ -41,6 +41,8 @@ DEEPSEEK_R1: dict[str, Any] = {
     "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
     "num_attention_heads": 128, "num_key_value_heads": 128, "kv_lora_rank": 512, "q_lora_rank": 1536,
     "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    # (ifc65: the router keys DeepSeek-V3 / R1's published config.json states; SGLang reads them with no default)
+    "topk_method": "noaux_tc", "scoring_func": "sigmoid", "moe_layer_freq": 1,
 }  # fmt: skip
 DEEPSEEK_V32: dict[str, Any] = {
     **DEEPSEEK_R1, "architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32",
@@ -52,6 +54,7 @@ DSA_AS_V3: dict[str, Any] = {**DEEPSEEK_V32, "architectures": ["DeepseekV3ForCau
 DEEPSEEK_V2_LITE: dict[str, Any] = {
     "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
     "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "v_head_dim": 128,
+    "topk_method": "greedy", "scoring_func": "softmax", "moe_layer_freq": 1,  # (ifc65: as DeepSeek-V2-Lite states)
 }  # fmt: skip
 EXAONE4: dict[str, Any] = {  # (rope_theta stated at SGLang's fallback, 1000000: igap53's rope-theta-file-default
     # leaves a config that states none unknown under transformers 5, whose default_theta is 10000)

@@ -1083,6 +1083,42 @@ def _no_address(where: str, config: Mapping[str, Any], keys: list[str], storage:
             "Mooncake's setup as the address, and what Mooncake does with it was not read")  # fmt: skip
 
 
+def endpoint_url_problem(value: str) -> tuple[Status, str] | None:
+    """ifc65: why botocore's client refuses `value` as its endpoint_url (("fail", why)), or cannot be judged here
+    (("unknown", why)); None for an http(s) URL with a host name or IPv4 address. botocore's EndpointCreator raises
+    ValueError 'Invalid endpoint: VALUE' where the URL holds a tab or newline, or urlsplit finds no host in it (a
+    `HOST:PORT` with no scheme: `10.0.0.1:8333` splits as a path, `seaweed:8333` as scheme `seaweed`), or the host is
+    no dotted name of letters, digits and hyphens (botocore 1.44.18 endpoint.py :407-410, utils.py
+    is_valid_endpoint_url :1314-1340; `boto3.client('s3', endpoint_url='10.0.0.1:8333')` raised it here). Another
+    scheme, an IPv6 host or a port that is no number is left unknown (not read further)."""
+    import re
+    from urllib.parse import urlsplit
+
+    if any(c in value for c in "\t\r\n"):
+        return "fail", f"{value!r} holds a tab or newline, which botocore refuses ('Invalid endpoint')"
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+        parts.port  # noqa: B018 (read for its ValueError: a port that is no number)
+    except ValueError as exc:
+        return "unknown", f"{value!r} is not a URL Python's urlsplit reads ({exc}); botocore's reading not judged"
+    if host is None:
+        return "fail", (
+            f"{value!r} names no host as a URL (a scheme is needed: http://HOST:PORT), and botocore "
+            "raises ValueError 'Invalid endpoint' as the backend builds its S3 client at startup"
+        )
+    if parts.scheme.lower() not in ("http", "https") or ":" in host or not host.isascii():
+        return "unknown", f"{value!r}: a scheme other than http / https, an IPv6 or non-ASCII host, not judged here"
+    labels = host[:-1] if host.endswith(".") else host
+    if len(labels) > 255 or not re.fullmatch(r"(?:(?!-)[A-Za-z0-9-]{1,63}(?<!-)\.)*(?!-)[A-Za-z0-9-]{1,63}(?<!-)",
+                                             labels):  # fmt: skip
+        return "fail", (
+            f"the host {host!r} of {value!r} is no dotted name of letters, digits and hyphens, which "
+            "botocore refuses ('Invalid endpoint')"
+        )
+    return None
+
+
 def _config_value(config: Mapping[str, Any], key: str) -> Any:
     """The value of an extra config's key: `a.b` is key b of the object under a (ifc64: TensorCast's
     tensorcast.daemon_address), None where a step is missing or not an object."""
@@ -1356,6 +1392,11 @@ def check_storage_config(
                 client = client_only(
                     "--hicache-storage-backend-extra-config", named, parsed.get(str(std)) is True
                 )  # (the extra config's own key, read as given: a JSON true)
+                for url_key in [str(k) for k in entry.get("extra_config_url_keys") or []]:
+                    url = _config_value(parsed, url_key)
+                    bad = endpoint_url_problem(url) if isinstance(url, str) and _address(url) else None
+                    if bad is not None:  # (ifc65: `{"endpoint": "10.0.0.1:8333"}` was ok)
+                        return result(bad[0], f"extra config {url_key}={url!r}", f"{url_key} {bad[1]}")
                 return client or result(
                     "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
                 )

@@ -90,6 +90,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # parent) with the script as committed (populations p 26, m 210, f 12; about 75 s on the shared box)
     "64": ("609ecdca4e1481e015429a3cb314f33a4d9b2aef", None),  # drawn in the tree of 609ecdca (the draw commit's
     # parent) with the script as committed (populations s 44, k 40, b 288, x 15; about 22 s on the shared box)
+    "65": ("159561ae0d81f0bb3bfbb6961be155805155a7db", None),  # drawn in the tree of 159561ae (the draw commit's
+    # parent) with the script as committed (populations t 38, r 54, k 24, b 252; about 52 s on the shared box)
 }
 DEFAULT = ("27",)
 

@@ -637,6 +637,9 @@ def read_model(
         longer = context_length_result(config, options, env)
         if longer is not None:
             info.results.append(longer)
+    unstated = config_keys_result(config, info.architectures, options, sglang_version, mdata, f"{role} {spec}")
+    if unstated is not None:  # (ifc65: a DeepSeek-V3-shaped config.json without topk_method was allowed)
+        info.results.append(unstated)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
     info.quant_group0_weights = group0_weights(config)
@@ -701,6 +704,64 @@ def read_model(
     }
     info.results.append(CheckResult(check, "ok", observed, "a readable model config", "; ".join(parts), cache_src))
     return info
+
+
+CONFIG_KEYS_CHECK = "model-config-keys"
+
+
+def config_keys_result(
+    config: Mapping[str, Any],
+    architectures: list[str],
+    options: Mapping[str, Any],
+    sglang_version: str | None,
+    mdata: Mapping[str, Any],
+    subject: str,
+) -> CheckResult | None:
+    """ifc65: unknown where the model's architecture is one whose SGLang module reads config.json keys as attributes
+    that neither it nor the model_type's transformers config class defaults (model.registry.config_keys: DeepSeek's
+    topk_method / scoring_func / moe_layer_freq) and the text config states one of them nowhere (the keys of
+    --json-model-override-args count as stated: SGLang updates the config with them); None where no entry holds the
+    architecture (config.json's first, or the override's), the release and the model_type, or config.json names a
+    remote config class (auto_map: not read here)."""
+    if sglang_version is None or "auto_map" in config:
+        return None
+    from stackcheck.facts.versions import version_in
+
+    text = _text_config(config)
+    override: Mapping[str, Any] = {}
+    raw = options.get("--json-model-override-args")
+    if isinstance(raw, str) and raw.strip():
+        try:
+            parsed = json.loads(raw)
+        except (ValueError, RecursionError):
+            parsed = None
+        override = parsed if isinstance(parsed, dict) else {}
+    given = override.get("architectures")
+    archs: list[Any] = given if isinstance(given, list) else architectures
+    model_type = text.get("model_type")
+    for entry in (mdata.get("registry") or {}).get("config_keys") or []:
+        if not isinstance(entry, Mapping) or not set(entry.get("architectures") or []) & {str(a) for a in archs}:
+            continue
+        if version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        keys = (entry.get("model_types") or {}).get(model_type) if isinstance(model_type, str) else None
+        if not isinstance(keys, list):
+            continue
+        missing = [str(k) for k in keys if k not in text and k not in override]
+        if not missing:
+            continue
+        names = ", ".join(missing)
+        module = entry.get("module")
+        return CheckResult(
+            CONFIG_KEYS_CHECK, "unknown", {"model_type": model_type, "unstated": missing},
+            f"config.json stating {', '.join(str(k) for k in keys)}",
+            f"{subject}: config.json (model_type {model_type}) states no {names}, which SGLang {sglang_version}'s "
+            f"sglang/srt/models/{module}.py reads as config attributes with no default, and transformers' config class "
+            f"for {model_type} (5.12.1, 5.19.0 read) declares none of {names}: AttributeError as the model is built, "
+            "unless the installed transformers defaults them (not read). Published checkpoints state them: add "
+            f"{names} to config.json or --json-model-override-args", entry.get("source"),
+        )  # fmt: skip
+    return None
 
 
 #: (ifc61) SGLang's get_context_length (0.5.1 hf_transformers_utils.py:234-250, 0.5.13
