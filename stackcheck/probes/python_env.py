@@ -415,12 +415,26 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> str | None:
     return os.path.join(base, "stackcheck")
 
 
-def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
+def _relative_path_var(env: Mapping[str, str]) -> bool:
+    """Whether a path variable of the environment names a directory relative to where the interpreter runs: a
+    PYTHONPATH entry that is not absolute (an empty one too), a relative PYTHONHOME or PYTHONUSERBASE. The
+    interpreter makes them absolute against its working directory (`cd /tmp && PYTHONPATH=src python -S -c ...`
+    prints /tmp/src in sys.path: CPython 3.11, run here)."""
+    if "PYTHONPATH" in env and any(not e.startswith("/") for e in env["PYTHONPATH"].split(":")):
+        return True
+    return any(env.get(v) and not env[v].startswith("/") for v in ("PYTHONHOME", "PYTHONUSERBASE"))
+
+
+def cache_key(exe: str, env: Mapping[str, str], cwd: str | None = None) -> str | None:
     """What the answer depends on: the interpreter path, the size, modification and change times and inode of
     the file it resolves to (ctime: an interpreter replaced in place at its size with its mtime put back is
-    another key), its pyvenv.cfg (the same four), the path variables of the environment, the one-liner. None
-    when the file cannot be stat'ed, or is not a compiled program: a wrapper script (a pyenv shim, a launcher)
-    picks its interpreter at run time from things the key cannot see, so its answer is not cached."""
+    another key), its pyvenv.cfg (the same four), the path variables of the environment, the one-liner, and
+    where a path variable is relative (_relative_path_var) the directory it runs in (`cwd`, this process's where
+    None): iperf41, the answer's sys.path holds that directory's entries, so an answer made in one launch
+    directory was served in another (PYTHONPATH=src: the packages of another checkout's src judged); any other
+    answer is kept across directories (a launch's `env -C DIR` still finds it). None when the file cannot be
+    stat'ed, or is not a compiled program: a wrapper script (a pyenv shim, a launcher) picks its interpreter at run
+    time from things the key cannot see, so its answer is not cached."""
     try:
         st = os.stat(exe)
         if not stat.S_ISREG(st.st_mode):  # checked before opening: opening a FIFO would block
@@ -444,6 +458,11 @@ def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
         except OSError:
             parts.append(None)
     parts.append([env.get(v) for v in (*PATH_VARS, "HOME")])
+    if _relative_path_var(env):
+        try:
+            parts.append(["cwd", os.path.abspath(cwd or os.getcwd())])
+        except OSError:  # (this process's directory removed)
+            return None
     try:  # BLAKE2b from its own module: hashlib would load OpenSSL (~4-6 ms of a gate or audit that reads this cache)
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - an interpreter built without it
@@ -621,7 +640,7 @@ def learn(
     learned = "static"
     why_static: str | None = None
     if is_host(view):
-        key = cache_key(exe, target.env) if cache_dir else None
+        key = cache_key(exe, target.env, cwd) if cache_dir else None
         data = cache_load(cache_dir, key) if cache_dir and key else None
         if data is not None:
             learned = "cache"
