@@ -51,12 +51,15 @@ if TYPE_CHECKING:
 #: patch (Debian's dist-packages), so they are asked of the interpreter rather than guessed. The answer is a
 #: repr() of plain strings, lists and bools, read back with ast.literal_eval (never evaluated): importing json
 #: in the child would cost it the re module, a third of its start-up.
+#: the one-liner: it drops the relative sys.path entries ('' of -c: the working directory, where the launch starts;
+#: a relative PYTHONPATH entry) before importing site, which CPython 3.10 and older read from sys.path (3.11 freezes
+#: it): a site.py of the launch's directory ran under the audit (irobust12); it still reports them (`p`)
 ONELINER = (
-    "import sys,site;"
+    "import sys;p=sys.path[:];sys.path[:]=[x for x in p if x[:1]=='/'];import site;"
     "b=[sys.base_prefix,getattr(sys,'base_exec_prefix',sys.base_prefix)];"
     "print(repr({'stackcheck':1,'executable':sys.executable,"
     "'version':'%d.%d.%d'%sys.version_info[:3],'implementation':sys.implementation.name,"
-    "'prefix':sys.prefix,'base_prefix':sys.base_prefix,'path':sys.path,"
+    "'prefix':sys.prefix,'base_prefix':sys.base_prefix,'path':p,"
     "'platlibdir':getattr(sys,'platlibdir','lib'),'base_site':site.getsitepackages(b),"
     "'user_site':site.getusersitepackages(),'no_user_site':bool(sys.flags.no_user_site)}))"
 )

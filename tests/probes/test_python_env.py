@@ -204,7 +204,7 @@ def test_parse_answer_checks_every_field() -> None:
             parse_answer(json.dumps({**good, key: bad}))
     with pytest.raises(ValueError, match="printed nothing"):
         parse_answer("  \n")
-    assert ONELINER.startswith("import sys,site;") and "-S" not in ONELINER
+    assert ONELINER.startswith("import sys;") and "-S" not in ONELINER
 
 
 def test_cache_key_and_bad_cache_files(venv: Path, tmp_path: Path) -> None:
