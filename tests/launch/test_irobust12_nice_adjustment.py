@@ -1,0 +1,43 @@
+"""irobust12: `nice -n ADJUST` before the launch. GNU coreutils' nice reads ADJUST with xstrtol in base 10 and exits
+125 ("invalid adjustment") on anything else (`1e3`, `0x5`, `5k`, `1.5`, ``), so the launch never starts; the gate read
+any word as the value and judged the launch behind it (allowed). Such a value is now unknown, as timeout's DURATION is
+(imend12); decimal integers with an optional sign run the launch as before (a value with blanks or over 9 digits, which
+GNU and uutils may read apart, is unknown too)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stackcheck.knowledge.loader import load
+from stackcheck.launch import gate
+
+LAUNCH = ["python3", "-m", "sglang.launch_server", "--model-path", "m"]
+
+
+@pytest.fixture(scope="module")
+def mapping() -> Any:
+    return load([], env={}).launch
+
+
+def _nice_status(prefix: list[str], mapping: Any) -> list[str]:
+    d = gate.derive([*prefix, *LAUNCH], mapping, {})
+    return [p.status for p in d.problems if p.subject == "nice"]
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [["nice", "-n", "1e3"], ["nice", "-n", "0x5"], ["nice", "-n5k"], ["nice", "--adjustment=1.5"],
+     ["nice", "--adjustment", ""], ["nice", "-n", "5 "], ["nice", "-n", "9" * 5000]],
+)  # fmt: skip
+def test_an_adjustment_nice_refuses_is_unknown(prefix: list[str], mapping: Any) -> None:
+    assert _nice_status(prefix, mapping) == ["unknown"]  # (fails before: [], the launch judged)
+
+
+@pytest.mark.parametrize(
+    "prefix", [["nice", "-n", "5"], ["nice", "-n", "+5"], ["nice", "-n-3"], ["nice", "--adjustment=19"], ["nice", "-5"],
+               ["nice"], ["nice", "-n", "007"]],
+)  # fmt: skip
+def test_an_adjustment_nice_takes_runs_the_launch(prefix: list[str], mapping: Any) -> None:
+    assert _nice_status(prefix, mapping) == []
