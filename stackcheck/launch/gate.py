@@ -808,8 +808,12 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
         hosts, hostfile = line.counts.get("nodelist"), line.counts.get("nodefile")
         if hostfile is not None:
             return f"--nodefile {hostfile}", False
-        if hosts is not None and any(c in hosts for c in ",[/"):
+        if hosts is not None and any(c in hosts.strip() for c in ",[/ \t\n"):  # (irobust12: blanks separate hosts too)
             return f"--nodelist {hosts}", False
+        # (irobust12) neither given: srun takes SLURM_HOSTFILE's file as the node list (src/srun/opt.c _opt_verify
+        # `if (!opt.nodelist)`: the arbitrary distribution, a task per host listed)
+        if hosts is None and env.get("SLURM_HOSTFILE"):
+            return f"--nodefile {env['SLURM_HOSTFILE']} (SLURM_HOSTFILE)", False
         given = [env[v] for var in _SRUN_NODES_ENV for v in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0")
                  if v in env]  # fmt: skip
         if not given:
