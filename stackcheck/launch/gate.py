@@ -1166,7 +1166,21 @@ def _program_word(word: str, unexpanded: bool) -> str | None:
             f"its program word `{word[:80]}` starts with `~`, which no shell expands in an argv: exec looks for "
             "a directory named `~` in the working directory (exit 127 where there is none): write the path out"
         )
+    if unexpanded and word.startswith("~") and not (word == "~" or word.startswith("~/")):
+        # (irobust12) `~NAME/...` is NAME's home directory from the user database (`~+` / `~-`: PWD / OLDPWD), which
+        # the gate does not read; it read the word as a relative path
+        return (f"its program word `{word[:80]}` starts with a `~` and a name: the shell puts that user's home "
+                "directory (or PWD / OLDPWD) there, which the gate does not read: write the path out")  # fmt: skip
+    if unexpanded and _BRACES.search(word):
+        # (irobust12) bash, zsh and ksh expand `{a,b}` / `{1..3}` into several words (dash leaves them as written)
+        return (f"its program word `{word[:80]}` holds a brace expansion, which bash, zsh and ksh make into several "
+                "words (the first runs the others as its arguments; dash keeps the braces as written, not found): "
+                "write the path out")  # fmt: skip
     return None
+
+
+#: (irobust12) a brace expansion in a word (bash(1) Brace Expansion: a comma list or a sequence between braces)
+_BRACES = _lazy(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
 
 
 #: coreutils timeout(1) and its source (launch/runners.py TIMEOUT, read_timeout)
