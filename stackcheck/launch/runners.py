@@ -191,12 +191,48 @@ def _nice_adjustment(value: str) -> str | None:
     )
 
 
+def _stdbuf_mode(letter: str) -> Callable[[str], str | None]:
+    """Why GNU stdbuf exits 125 on `-LETTER MODE` (coreutils src/stdbuf.c parse_size: `L` (not for -i), else a size
+    xstrtoumax reads with a unit suffix; coreutils 9.1 run on this box: `-oX`, `-o 1Q` exit 125); None where it is
+    taken. Read here: L, digits (at most 12) with an optional K / M / G suffix (KB, KiB); anything else is unknown
+    (irobust12)."""
+
+    def check(value: str) -> str | None:
+        if (value == "L" and letter != "i") or re.fullmatch(r"\d{1,12}(?:[KMG](?:i?B)?)?", value, re.ASCII):
+            return None
+        return (
+            f"its `-{letter} {value[:40]}` is no buffering mode stdbuf reads as one (L or a size; GNU stdbuf exits 125 "
+            "on anything else, before running the command)"
+        )
+
+    return check
+
+
+#: util-linux ionice's class names (schedutils/ionice.c to_prio: none, realtime, best-effort, idle, any case)
+_IONICE_CLASSES = ("none", "realtime", "best-effort", "idle")
+
+
+def _ionice_number(what: str) -> Callable[[str], str | None]:
+    """Why util-linux ionice exits 1 on `-c CLASS` / `-n LEVEL` (schedutils/ionice.c: a class name, else
+    strtos32_or_err, which refuses anything but a whole number; util-linux 2.38 run on this box: `-c abc` exits 1);
+    None where it is taken (irobust12)."""
+
+    def check(value: str) -> str | None:
+        if re.fullmatch(r"[+-]?\d{1,9}", value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
+            return None
+        return f"its {what} `{value[:40]}` is no number ionice reads (it exits 1 before running the command)"
+
+    return check
+
+
 #: (ifc61) option values a runner checks before it runs its command, and refuses by exiting (program -> its option,
 #: the short letter or the long name -> why the value is refused, None where taken): the launch never starts
 VALUE_CHECKS: dict[str, dict[str, Callable[[str], str | None]]] = {
     "dumb-init": {"r": _dumb_init_rewrite, "rewrite": _dumb_init_rewrite},
     "tini": {"p": _tini_signal, "e": _tini_status},
     "nice": {"n": _nice_adjustment, "adjustment": _nice_adjustment},
+    "stdbuf": {k: _stdbuf_mode(k[0]) for k in ("i", "o", "e", "input", "output", "error")},
+    "ionice": {k: _ionice_number("class" if k in "c class" else "level") for k in ("c", "class", "n", "classdata")},
 }
 
 

@@ -41,3 +41,25 @@ def test_an_adjustment_nice_refuses_is_unknown(prefix: list[str], mapping: Any) 
 )  # fmt: skip
 def test_an_adjustment_nice_takes_runs_the_launch(prefix: list[str], mapping: Any) -> None:
     assert _nice_status(prefix, mapping) == []
+
+
+# stdbuf and ionice: the same reading (coreutils stdbuf exits 125, util-linux ionice 1, before running the command)
+@pytest.mark.parametrize(
+    ("prefix", "subject"),
+    [(["stdbuf", "-oX"], "stdbuf"), (["stdbuf", "-o", "1Q"], "stdbuf"), (["stdbuf", "-i", "L"], "stdbuf"),
+     (["stdbuf", "--error=big"], "stdbuf"), (["ionice", "-c", "abc"], "ionice"),
+     (["ionice", "-c2", "-n", "x"], "ionice"), (["ionice", "--class=rt"], "ionice")],
+)  # fmt: skip
+def test_a_buffering_mode_or_io_class_refused_is_unknown(prefix: list[str], subject: str, mapping: Any) -> None:
+    d = gate.derive([*prefix, *LAUNCH], mapping, {})
+    assert (subject, "unknown") in [(p.subject, p.status) for p in d.problems]  # (fails before: judged)
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [["stdbuf", "-oL"], ["stdbuf", "-o", "0", "-e", "4KiB"], ["stdbuf", "-i", "64K"], ["ionice", "-c", "2", "-n", "7"],
+     ["ionice", "-c", "Best-Effort"], ["ionice", "--class=idle"], ["ionice", "-c3"]],
+)  # fmt: skip
+def test_a_mode_or_class_taken_runs_the_launch(prefix: list[str], mapping: Any) -> None:
+    d = gate.derive([*prefix, *LAUNCH], mapping, {})
+    assert [p for p in d.problems if p.subject == prefix[0]] == []
