@@ -2085,6 +2085,11 @@ def interpreter_script_problems(
     if body and _SHIM_EXEC.match(body[-1]) and all(_SHIM_LINES.match(ln) for ln in body[:-1]):
         return []
     sets = _wrapper_sets("\n".join(lines), read)
+    # (irobust12) a backslash-newline joins two lines into one before the shell reads words (`export LD_LIBRARY\` then
+    # `_PATH=/x`): read joined too, the union kept (joined alone would fold a line after a comment ending in `\` into
+    # that comment, where the shell does not)
+    joined = "\n".join(lines).replace("\\\n", "")
+    sets += [name for name in _wrapper_sets(joined, read) if name not in sets] if joined != "\n".join(lines) else []
     if not sets and len(head) < SCRIPT_HEAD:
         return []
     from stackcheck.redact import redact_value
