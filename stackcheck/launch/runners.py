@@ -225,6 +225,39 @@ def _ionice_number(what: str) -> Callable[[str], str | None]:
     return check
 
 
+_TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
+
+
+def _positional_refused(program: str, options: Sequence[str], value: str) -> str | None:
+    """Why taskset's MASK / CPU list or chrt's priority (the word after the options) is one the program refuses and
+    exits 1 on before it runs the command (irobust12; util-linux 2.38 run on this box: `taskset 0`, `taskset 0xZZ`,
+    `taskset -c abc`, `chrt -f 0`, `chrt -f 1000` exit 1); None where it is read as taken. taskset: a hexadecimal mask
+    that is not zero, or with -c / --cpu-list a list of CPUs and ranges (whether those CPUs exist on the node is not
+    read); chrt: 1-99 for SCHED_FIFO / SCHED_RR (its default), 0 for the others (-o, -b, -i, -d)."""
+    shorts = "".join(w[1:] for w in options if w.startswith("-") and not w.startswith("--"))
+    longs = {w[2:].split("=", 1)[0] for w in options if w.startswith("--")}
+    if program == "taskset":
+        if "c" in shorts or "cpu-list" in longs:
+            if re.fullmatch(f"{_TASKSET_RANGE}(?:,{_TASKSET_RANGE})*", value, re.ASCII):
+                return None
+        elif re.fullmatch(r"(?:0[xX])?[0-9a-fA-F]{1,64}", value) and value.lower().removeprefix("0x").strip("0"):
+            return None
+        kind = "list" if "c" in shorts or "cpu-list" in longs else "mask"
+        return f"its CPU {kind} `{value[:40]}` is not one taskset reads as one (it exits 1 before running the command)"
+    if program == "chrt":
+        other = any(c in shorts for c in "obid") or bool(longs & {"other", "batch", "idle", "deadline"})
+        if (
+            value.isascii()
+            and value.isdigit()
+            and len(value) <= 3
+            and (int(value) == 0 if other else 1 <= int(value) <= 99)
+        ):
+            return None
+        return (f"its priority `{value[:40]}` is out of the range chrt takes for its policy (1-99 for FIFO / RR, 0 "
+                "for the others; it exits 1 before running the command)")  # fmt: skip
+    return None
+
+
 #: (ifc61) option values a runner checks before it runs its command, and refuses by exiting (program -> its option,
 #: the short letter or the long name -> why the value is refused, None where taken): the launch never starts
 VALUE_CHECKS: dict[str, dict[str, Callable[[str], str | None]]] = {
@@ -484,6 +517,10 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
                        "options (getopt permutes them)")  # fmt: skip
     if spec.positional and program == "chrt" and i < n and not argv[i].isdigit():
         return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
+    if spec.positional and i < n:
+        why = _positional_refused(program, argv[at + 1 : i], argv[i])
+        if why is not None:
+            return Reading(None, why)
     i += spec.positional
     return Reading(i if i < n else None)
 

@@ -63,3 +63,25 @@ def test_a_buffering_mode_or_io_class_refused_is_unknown(prefix: list[str], subj
 def test_a_mode_or_class_taken_runs_the_launch(prefix: list[str], mapping: Any) -> None:
     d = gate.derive([*prefix, *LAUNCH], mapping, {})
     assert [p for p in d.problems if p.subject == prefix[0]] == []
+
+
+# taskset's MASK / CPU list and chrt's priority: util-linux exits 1 on one it refuses, before running the command
+@pytest.mark.parametrize(
+    ("prefix", "subject"),
+    [(["taskset", "0"], "taskset"), (["taskset", "0xZZ"], "taskset"), (["taskset", "-c", "abc"], "taskset"),
+     (["taskset", "--cpu-list", "1-"], "taskset"), (["chrt", "-f", "0"], "chrt"), (["chrt", "-f", "1000"], "chrt"),
+     (["chrt", "-o", "5"], "chrt"), (["chrt", "150"], "chrt")],
+)  # fmt: skip
+def test_a_mask_or_priority_refused_is_unknown(prefix: list[str], subject: str, mapping: Any) -> None:
+    d = gate.derive([*prefix, *LAUNCH], mapping, {})
+    assert (subject, "unknown") in [(p.subject, p.status) for p in d.problems]  # (fails before: judged)
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [["taskset", "0x1"], ["taskset", "ff"], ["taskset", "-c", "0-3:2,8"], ["taskset", "-ac", "0,2"],
+     ["chrt", "-f", "99"], ["chrt", "5"], ["chrt", "-o", "0"], ["chrt", "--batch", "0"], ["chrt", "-r", "50"]],
+)  # fmt: skip
+def test_a_mask_or_priority_taken_runs_the_launch(prefix: list[str], mapping: Any) -> None:
+    d = gate.derive([*prefix, *LAUNCH], mapping, {})
+    assert [p for p in d.problems if p.subject == prefix[0]] == []
