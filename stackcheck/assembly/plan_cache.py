@@ -507,11 +507,43 @@ def _failing(value: Any) -> dict[str, list[Any]]:
         return out
     for way in ("all", "features"):
         item = value.get(way)
-        if type(item) is list and all(
-            type(v) is dict and type(v.get("id")) is str and v.get("status") == "failed" for v in item
-        ):
+        if type(item) is list and all(_failed_verdict(v) for v in item):
             out[way] = item
     return out
+
+
+def _failed_verdict(v: Any) -> bool:
+    """Whether `v` has the shape of a failed check verdict as the engine gives it, in the parts the planner and the
+    plan's renderers read (irobust12: an entry edited otherwise, reasons that are not a list of objects, a fix that
+    is not an object of strings, crashed `plan --want` with an internal error): a string id and title, the status
+    `failed`, reasons a list of objects with a string rule (and string result, effect, message where present),
+    fix absent, null or an object of strings (its commands a list of strings, its source a list of objects)."""
+    if type(v) is not dict or type(v.get("id")) is not str or v.get("status") != "failed":
+        return False
+    if type(v.get("title", "")) is not str:
+        return False
+    reasons = v.get("reasons", [])
+    if type(reasons) is not list:
+        return False
+    for r in reasons:
+        if type(r) is not dict or type(r.get("rule")) is not str:
+            return False
+        if any(k in r and type(r[k]) is not str for k in ("result", "effect", "message", "requirement")):
+            return False
+        if "source" in r and type(r["source"]) is not list:
+            return False
+    fix = v.get("fix")
+    if fix is None:
+        return True
+    if type(fix) is not dict:
+        return False
+    for key, item in fix.items():
+        if key in ("commands", "source"):
+            if type(item) is not list or not all(type(x) is (dict if key == "source" else str) for x in item):
+                return False
+        elif type(item) is not str:
+            return False
+    return True
 
 
 def _box(value: Any) -> dict[str, Box]:

@@ -946,6 +946,13 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, {"model_moe_renormalize": renormalize})
+        else:  # irobust12: stated but no boolean: the rules on it judged both ways, unknown where they differ
+            from stackcheck.launch.refusals import moe_renormalize_unread
+
+            if (renormalize_why := moe_renormalize_unread(model_attention(pre))) is not None:
+                from stackcheck.assembly.pipeline import reevaluate_unknown
+
+                reevaluate_unknown(report, ctx, opts, "model_moe_renormalize", renormalize_why)
         if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
             from stackcheck.assembly.pipeline import reevaluate
 

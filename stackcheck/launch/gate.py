@@ -813,8 +813,12 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
         hosts, hostfile = line.counts.get("nodelist"), line.counts.get("nodefile")
         if hostfile is not None:
             return f"--nodefile {hostfile}", False
-        if hosts is not None and any(c in hosts for c in ",[/"):
+        if hosts is not None and any(c in hosts.strip() for c in ",[/ \t\n"):  # (irobust12: blanks separate hosts too)
             return f"--nodelist {hosts}", False
+        # (irobust12) neither given: srun takes SLURM_HOSTFILE's file as the node list (src/srun/opt.c _opt_verify
+        # `if (!opt.nodelist)`: the arbitrary distribution, a task per host listed)
+        if hosts is None and env.get("SLURM_HOSTFILE"):
+            return f"--nodefile {env['SLURM_HOSTFILE']} (SLURM_HOSTFILE)", False
         given = [env[v] for var in _SRUN_NODES_ENV for v in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0")
                  if v in env]  # fmt: skip
         if not given:
@@ -1196,7 +1200,21 @@ def _program_word(word: str, unexpanded: bool) -> str | None:
             f"its program word `{word[:80]}` starts with `~`, which no shell expands in an argv: exec looks for "
             "a directory named `~` in the working directory (exit 127 where there is none): write the path out"
         )
+    if unexpanded and word.startswith("~") and not (word == "~" or word.startswith("~/")):
+        # (irobust12) `~NAME/...` is NAME's home directory from the user database (`~+` / `~-`: PWD / OLDPWD), which
+        # the gate does not read; it read the word as a relative path
+        return (f"its program word `{word[:80]}` starts with a `~` and a name: the shell puts that user's home "
+                "directory (or PWD / OLDPWD) there, which the gate does not read: write the path out")  # fmt: skip
+    if unexpanded and _BRACES.search(word):
+        # (irobust12) bash, zsh and ksh expand `{a,b}` / `{1..3}` into several words (dash leaves them as written)
+        return (f"its program word `{word[:80]}` holds a brace expansion, which bash, zsh and ksh make into several "
+                "words (the first runs the others as its arguments; dash keeps the braces as written, not found): "
+                "write the path out")  # fmt: skip
     return None
+
+
+#: (irobust12) a brace expansion in a word (bash(1) Brace Expansion: a comma list or a sequence between braces)
+_BRACES = _lazy(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
 
 
 #: coreutils timeout(1) and its source (launch/runners.py TIMEOUT, read_timeout)
@@ -2110,6 +2128,11 @@ def interpreter_script_problems(
     if body and _SHIM_EXEC.match(body[-1]) and all(_SHIM_LINES.match(ln) for ln in body[:-1]):
         return []
     sets = _wrapper_sets("\n".join(lines), read)
+    # (irobust12) a backslash-newline joins two lines into one before the shell reads words (`export LD_LIBRARY\` then
+    # `_PATH=/x`): read joined too, the union kept (joined alone would fold a line after a comment ending in `\` into
+    # that comment, where the shell does not)
+    joined = "\n".join(lines).replace("\\\n", "")
+    sets += [name for name in _wrapper_sets(joined, read) if name not in sets] if joined != "\n".join(lines) else []
     if not sets and len(head) < SCRIPT_HEAD:
         return []
     from stackcheck.redact import redact_value

@@ -131,7 +131,7 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
         return ctx
     from types import SimpleNamespace
 
-    from stackcheck.launch.refusals import launch_model_moe_renormalize, moe_runner_auto
+    from stackcheck.launch.refusals import moe_runner_auto
 
     quant = ctx.launch.get("quantization")
     seen = SimpleNamespace(
@@ -140,12 +140,12 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
     )
     picked = moe_runner_auto(d, mapping, version, seen)
     moe = _line_model_moe(model, d)
-    # (irev81) and launch.model_moe_renormalize (ifc64: the BF16 trtllm-gen MoE asserts a renormalizing top-k), which
-    # the gate sets from the same config.json keys; without it the renormalize rules of moe-trtllm-gen-cubins never
-    # applied here, and recommend proposed a line the gate refused
-    renormalize = launch_model_moe_renormalize({"model": model.config}) if model.config is not None else None
-    facts = (("moe_runner_auto", picked), ("model_moe", moe), ("model_moe_renormalize", renormalize))
-    added = {k: v for k, v in facts if v is not None}
+    renormalize = _line_moe_renormalize(model)
+    added = {
+        k: v
+        for k, v in (("moe_runner_auto", picked), ("model_moe", moe), ("model_moe_renormalize", renormalize))
+        if v is not None
+    }
     # (irev80) the quantization as the gate's facts hold it: launch.quantization is the line's --quantization alone,
     # the checkpoint's quant_method launch.model_quant_method; recommend's `quantization` is the checkpoint's ('none':
     # not quantized), under which a rule on a launch without --quantization (`not launch.quantization exists`, such
@@ -171,6 +171,22 @@ def _line_model_moe(model: ModelSeen, d: Any) -> bool | None:
     found = launch_model_moe({"model": model.config}) if model.config is not None else None
     if found is False and any(str(w).startswith("--speculative-draft-model") for w in d.command):
         return None
+    return found
+
+
+def _line_moe_renormalize(model: ModelSeen) -> bool | None:
+    """launch.model_moe_renormalize for this line, as the gate sets it (refusals.launch_model_moe_renormalize, ifc64)
+    from the model's config.json. irobust12: recommend never set it, so it proposed a BF16 Qwen3-MoE line (no
+    norm_topk_prob: transformers' default false) on a B200 with every cubin ready that the gate refused (check
+    moe-trtllm-gen-cubins, rule unquantized-auto-renormalize, crash). A value that is no boolean, which the gate
+    leaves unknown (refusals.moe_renormalize_unread), is taken as false here: no line rests on it."""
+    if model.config is None:
+        return None
+    from stackcheck.launch.refusals import launch_model_moe_renormalize, moe_renormalize_unread
+
+    found = launch_model_moe_renormalize({"model": model.config})
+    if found is None and moe_renormalize_unread({"model": model.config}) is not None:
+        return False
     return found
 
 

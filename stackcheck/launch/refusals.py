@@ -2649,6 +2649,36 @@ def launch_model_moe_renormalize(models: Mapping[str, Any]) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+def moe_renormalize_unread(models: Mapping[str, Any]) -> str | None:
+    """Why launch.model_moe_renormalize is not known although config.json states norm_topk_prob (irobust12): a model
+    type of MOE_RENORMALIZE_DEFAULTS whose value is no boolean (0, 1, null, a string, a list). transformers 5.12.1 /
+    5.19.0 (SGLang 0.5.20-0.5.23's pins) validate the config class's `norm_topk_prob: bool` with huggingface_hub's
+    @strict (DeepseekV2Config `bool | None`) and raise on another type; transformers 4 passes the value on and SGLang's
+    assert reads its truth (read in the wheels and huggingface_hub 2.4.0's strict run here, irobust12; inferred for
+    the pins between). None where the value is a boolean, absent, or the model not read or of another type."""
+    read = models.get("model")
+    if not isinstance(read, Mapping):
+        return None
+    kind = read.get("model_type")
+    if not isinstance(kind, str) or kind not in MOE_RENORMALIZE_DEFAULTS or "norm_topk_prob" not in read:
+        return None
+    value = read["norm_topk_prob"]
+    if isinstance(value, bool):
+        return None
+    if value is None:
+        shown = "null"
+    elif isinstance(value, str):
+        shown = f"the string {value[:30]!r}"
+    elif isinstance(value, int | float):
+        shown = f"the number {value!r}"[:40]
+    else:
+        shown = "an array" if isinstance(value, list) else "an object"
+    return (
+        f"config.json's norm_topk_prob is {shown}, no boolean (transformers 5's strict {kind} config raises on it at "
+        "load; transformers 4 passes it on and SGLang's BF16 trtllm-gen MoE asserts its truth)"
+    )
+
+
 def model_attention(pre: Any) -> dict[str, Any]:
     """The attention keys of each model's config.json the gate's preflight read, by role ("model", "draft model");
     a role the preflight looked for but could not read maps to None, one the command does not name is absent."""

@@ -181,11 +181,94 @@ def _tini_status(value: str) -> str | None:
     return f"its `-e {value}` is no exit status 0-255 (tini exits 1 before running the command)"
 
 
+def _nice_adjustment(value: str) -> str | None:
+    """Why GNU nice exits 125 on `-n VALUE` (coreutils src/nice.c: xstrtol base 10 over the whole word, else "invalid
+    adjustment"; coreutils 9.1 run on this box: `1e3`, `0x5`, `5k` exit 125); None where it is taken. Decimal digits
+    with an optional sign, at most 9 (a word with blanks or an overflowing number GNU clamps while uutils' reader may
+    refuse it: unknown either way, irobust12)."""
+    if re.fullmatch(r"[+-]?\d{1,9}", value, re.ASCII):
+        return None
+    return (
+        f"its `-n {value[:40]}` is no adjustment nice reads as one (GNU nice takes a decimal integer and exits 125 "
+        "on anything else, before running the command)"
+    )
+
+
+def _stdbuf_mode(letter: str) -> Callable[[str], str | None]:
+    """Why GNU stdbuf exits 125 on `-LETTER MODE` (coreutils src/stdbuf.c parse_size: `L` (not for -i), else a size
+    xstrtoumax reads with a unit suffix; coreutils 9.1 run on this box: `-oX`, `-o 1Q` exit 125); None where it is
+    taken. Read here: L, digits (at most 12) with an optional K / M / G suffix (KB, KiB); anything else is unknown
+    (irobust12)."""
+
+    def check(value: str) -> str | None:
+        if (value == "L" and letter != "i") or re.fullmatch(r"\d{1,12}(?:[KMG](?:i?B)?)?", value, re.ASCII):
+            return None
+        return (
+            f"its `-{letter} {value[:40]}` is no buffering mode stdbuf reads as one (L or a size; GNU stdbuf exits 125 "
+            "on anything else, before running the command)"
+        )
+
+    return check
+
+
+#: util-linux ionice's class names (schedutils/ionice.c to_prio: none, realtime, best-effort, idle, any case)
+_IONICE_CLASSES = ("none", "realtime", "best-effort", "idle")
+
+
+def _ionice_number(what: str) -> Callable[[str], str | None]:
+    """Why util-linux ionice exits 1 on `-c CLASS` / `-n LEVEL` (schedutils/ionice.c: a class name, else
+    strtos32_or_err, which refuses anything but a whole number; util-linux 2.38 run on this box: `-c abc` exits 1);
+    None where it is taken (irobust12)."""
+
+    def check(value: str) -> str | None:
+        if re.fullmatch(r"[+-]?\d{1,9}", value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
+            return None
+        return f"its {what} `{value[:40]}` is no number ionice reads (it exits 1 before running the command)"
+
+    return check
+
+
+_TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
+
+
+def _positional_refused(program: str, options: Sequence[str], value: str) -> str | None:
+    """Why taskset's MASK / CPU list or chrt's priority (the word after the options) is one the program refuses and
+    exits 1 on before it runs the command (irobust12; util-linux 2.38 run on this box: `taskset 0`, `taskset 0xZZ`,
+    `taskset -c abc`, `chrt -f 0`, `chrt -f 1000` exit 1); None where it is read as taken. taskset: a hexadecimal mask
+    that is not zero, or with -c / --cpu-list a list of CPUs and ranges (whether those CPUs exist on the node is not
+    read); chrt: 1-99 for SCHED_FIFO / SCHED_RR (its default), 0 for the others (-o, -b, -i, -d)."""
+    shorts = "".join(w[1:] for w in options if w.startswith("-") and not w.startswith("--"))
+    longs = {w[2:].split("=", 1)[0] for w in options if w.startswith("--")}
+    if program == "taskset":
+        if "c" in shorts or "cpu-list" in longs:
+            if re.fullmatch(f"{_TASKSET_RANGE}(?:,{_TASKSET_RANGE})*", value, re.ASCII):
+                return None
+        elif re.fullmatch(r"(?:0[xX])?[0-9a-fA-F]{1,64}", value) and value.lower().removeprefix("0x").strip("0"):
+            return None
+        kind = "list" if "c" in shorts or "cpu-list" in longs else "mask"
+        return f"its CPU {kind} `{value[:40]}` is not one taskset reads as one (it exits 1 before running the command)"
+    if program == "chrt":
+        other = any(c in shorts for c in "obid") or bool(longs & {"other", "batch", "idle", "deadline"})
+        if (
+            value.isascii()
+            and value.isdigit()
+            and len(value) <= 3
+            and (int(value) == 0 if other else 1 <= int(value) <= 99)
+        ):
+            return None
+        return (f"its priority `{value[:40]}` is out of the range chrt takes for its policy (1-99 for FIFO / RR, 0 "
+                "for the others; it exits 1 before running the command)")  # fmt: skip
+    return None
+
+
 #: (ifc61) option values a runner checks before it runs its command, and refuses by exiting (program -> its option,
 #: the short letter or the long name -> why the value is refused, None where taken): the launch never starts
 VALUE_CHECKS: dict[str, dict[str, Callable[[str], str | None]]] = {
     "dumb-init": {"r": _dumb_init_rewrite, "rewrite": _dumb_init_rewrite},
     "tini": {"p": _tini_signal, "e": _tini_status},
+    "nice": {"n": _nice_adjustment, "adjustment": _nice_adjustment},
+    "stdbuf": {k: _stdbuf_mode(k[0]) for k in ("i", "o", "e", "input", "output", "error")},
+    "ionice": {k: _ionice_number("class" if k in "c class" else "level") for k in ("c", "class", "n", "classdata")},
 }
 
 
@@ -437,6 +520,10 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
                        "options (getopt permutes them)")  # fmt: skip
     if spec.positional and program == "chrt" and i < n and not argv[i].isdigit():
         return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
+    if spec.positional and i < n:
+        why = _positional_refused(program, argv[at + 1 : i], argv[i])
+        if why is not None:
+            return Reading(None, why)
     i += spec.positional
     return Reading(i if i < n else None)
 

@@ -1130,6 +1130,70 @@ def _config_value(config: Mapping[str, Any], key: str) -> Any:
     return value
 
 
+def _is_number(value: object) -> bool:
+    import math
+
+    return type(value) in (int, float) and math.isfinite(value)  # type: ignore[arg-type]
+
+
+def _nonblank(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+#: (irobust12) the typed configurations SGLang builds from the whole extra config of a backend, each field with what
+#: is taken without doubt (a check that fails: the value is not read as taken: unknown). SeaweedFS (0.5.22-0.5.23
+#: seaweedfs_store.py SeaweedFSConfig :44-59: a msgspec Struct converted strictly from the extra config's keys that
+#: name its fields, the others dropped); TensorCast (0.5.21-0.5.23 tensorcast_store/host_allocator.py TensorcastConfig
+#: :62-97 under the `tensorcast` object, TensorcastScratchConfig :56-59 under its `scratch`: pydantic models with
+#: extra="forbid", strict strings, blank ones refused by validate_required_string)
+_SEAWEEDFS_FIELDS: dict[str, Callable[[object], bool]] = {
+    "endpoint": _nonblank,
+    "bucket": _nonblank,
+    "prefix": lambda v: isinstance(v, str),
+    "region": _nonblank,
+    "access_key": lambda v: v is None or isinstance(v, str),
+    "secret_key": lambda v: v is None or isinstance(v, str),
+    "max_workers": lambda v: type(v) is int and v > 0,
+}
+_TENSORCAST_FIELDS: dict[str, Callable[[object], bool]] = {
+    "daemon_address": _nonblank,
+    "namespace": _nonblank,
+    "transfer_mode": lambda v: v in ("allocator", "scratch"),
+    "model_id": lambda v: v is None or _nonblank(v),
+    "model_version": _nonblank,
+    "session_name_prefix": _nonblank,
+    "region_name_prefix": _nonblank,
+    "exists_timeout_s": lambda v: _is_number(v) and v > 0,  # type: ignore[operator]
+    "transfer_timeout_s": lambda v: v is None or (_is_number(v) and v > 0),  # type: ignore[operator]
+    "scratch": lambda v: (
+        isinstance(v, Mapping) and set(v) <= {"capacity_bytes"} and all(type(x) is int and x > 0 for x in v.values())
+    ),
+}
+
+
+def _typed_config_rest(storage: str | None, parsed: Mapping[str, Any]) -> str | None:
+    """Why an extra config that names the store is not known to be taken (irobust12): a field of the backend's typed
+    configuration (_SEAWEEDFS_FIELDS, _TENSORCAST_FIELDS) given a value it may refuse at startup, or a key the
+    TensorCast object does not have (pydantic's extra="forbid": a ValidationError); None where every key is taken."""
+    if storage == "seaweedfs":
+        fields, given, where = _SEAWEEDFS_FIELDS, parsed, "SeaweedFSConfig (msgspec, strict)"
+    elif storage == "tensorcast" and isinstance(parsed.get("tensorcast"), Mapping):
+        fields, given, where = _TENSORCAST_FIELDS, parsed["tensorcast"], "TensorcastConfig (pydantic, extra forbidden)"
+    else:
+        return None
+    for key, value in given.items():
+        ok = fields.get(str(key))
+        if ok is None:
+            if storage == "tensorcast":
+                return (f"the extra config's tensorcast object has {str(key)[:40]!r}, no field of SGLang's {where}: "
+                        "a ValidationError at startup")  # fmt: skip
+            continue  # (SeaweedFS takes only the keys that name its fields)
+        if not ok(value):
+            return (f"the extra config's {str(key)[:40]!r} is given a value SGLang's {where} may refuse at startup "
+                    "(its type or range is not the one it takes): whether the store starts is not known")  # fmt: skip
+    return None
+
+
 #: (irev78) what the HiCache cache's own parse of the extra config takes from it, and the types it raises on (0.5.9
 #: hiradix_cache.py :542-568, 0.5.14 hiradix_cache.py :653-688, 0.5.19 hiradix_cache.py :746-781, 0.5.23
 #: hybrid_cache/hybrid_cache_controller.py :404-430: `extra_config.pop(NAME, default)` on the parsed value, then
@@ -1397,6 +1461,9 @@ def check_storage_config(
                     bad = endpoint_url_problem(url) if isinstance(url, str) and _address(url) else None
                     if bad is not None:  # (ifc65: `{"endpoint": "10.0.0.1:8333"}` was ok)
                         return result(bad[0], f"extra config {url_key}={url!r}", f"{url_key} {bad[1]}")
+                rest = _typed_config_rest(storage, parsed)
+                if rest is not None:
+                    return result("unknown", "extra config names the store; another of its keys not taken", rest)
                 return client or result(
                     "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
                 )
