@@ -3146,7 +3146,9 @@ def derive(
             d.problems.insert(0, wrapped_problem(found_at))
         else:
             held = _launch_in_one_word(argv, mapping)
-            if held is not None:
+            # (a runner before it already refuses the line, `flock -w abc F -c "..."`: nothing runs, so the string
+            # is not the launch's; the blocked problem stands alone)
+            if held is not None and not any(p.status == "blocked" for p in d.problems):
                 d.problems.insert(0, held)
     from stackcheck.facts.sgl_prefix import sglang_environ
 
