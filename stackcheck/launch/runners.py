@@ -54,31 +54,46 @@ def _names(text: str) -> frozenset[str]:
 
 
 RUNNERS: dict[str, Runner] = {
-    "nice": Runner("n", "", _f("adjustment"), _f("help", "version")),
-    "stdbuf": Runner("ioe", "", _f("input", "output", "error"), _f("help", "version")),
-    "taskset": Runner("", "achV", _f(), _f("all-tasks", "cpu-list", "help", "version"), 1, "p", _f("pid")),
+    # (imend14) the options after which a runner prints and exits, or refuses, without running its command are its
+    # `no_command` / `no_command_long` (read_runner: Reading(None), "runs no command"); they were plain options here,
+    # the launch after them judged as the one that runs. Read: coreutils src/nice.c / src/stdbuf.c (master aa0c0de35:
+    # GETOPT_HELP_OPTION_DECL / case_GETOPT_HELP_CHAR, src/system.h :369-406: usage / version_etc then exit), util-linux
+    # schedutils/taskset.c :183-209, chrt.c :480-580 (-m prints the priority ranges: no command), ionice.c :157-207,
+    # sys-utils/setsid.c :73-88 (master 39465c780: 'V' print_version(EXIT_SUCCESS), 'h' usage()); run here (coreutils
+    # 9.1, util-linux 2.38.1, GNU time 1.9, strace 6.1): `nice --help touch F`, `--version`, stdbuf's, `taskset -h` /
+    # `-V`, chrt's, ionice's, setsid's, `time --help` / `-V` / `--version`, `strace -h` / `-V` print and exit, F not
+    # made. numactl: below.
+    "nice": Runner("n", "", _f("adjustment"), _f(), 0, "", _f("help", "version")),
+    "stdbuf": Runner("ioe", "", _f("input", "output", "error"), _f(), 0, "", _f("help", "version")),
+    "taskset": Runner("", "ac", _f(), _f("all-tasks", "cpu-list"), 1, "phV", _f("pid", "help", "version")),
     "chrt": Runner(
-        "TPD", "abdefiorRvhV", _f("sched-runtime", "sched-period", "sched-deadline"),
-        _f("all-tasks", "batch", "deadline", "fifo", "idle", "other", "rr", "reset-on-fork", "verbose", "help",
-           "version", "ext"),
-        1, "pm", _f("pid", "max"),
+        "TPD", "abdefiorRv", _f("sched-runtime", "sched-period", "sched-deadline"),
+        _f("all-tasks", "batch", "deadline", "fifo", "idle", "other", "rr", "reset-on-fork", "verbose", "ext"),
+        1, "pmhV", _f("pid", "max", "help", "version"),
     ),
-    "ionice": Runner("cn", "thV", _f("class", "classdata"), _f("ignore", "help", "version"), 0, "pPu",
-                     _f("pid", "pgid", "uid")),
+    "ionice": Runner("cn", "t", _f("class", "classdata"), _f("ignore"), 0, "pPuhV",
+                     _f("pid", "pgid", "uid", "help", "version")),
+    # (imend14) numactl/numactl numactl.c (v2.0.19-32-g93c1fe5, main :527-790): -s / --show and --version print and
+    # exit; -H / --hardware prints once its options are read and exits; the shared-memory options never run a
+    # command: -S / --shm and -f / --file attach a segment (then any command word is usage(), exit 1), -L / -M / -o /
+    # -u (--length, --shmmode, --offset, --huge) are "shm related option ... for process" without one, -d / -D / -T /
+    # -V (--dump, --dump-nodes, --touch, --verify) need one ("Cannot do --dump without shared memory", needshm). -V
+    # was read as a plain option and the launch after it allowed.
     "numactl": Runner(
-        "iwpPcNCmSfoLMI", "slHtdDuTVab",
+        "iwpPcNCmI", "ltab",
         _f("interleave", "weighted-interleave", "preferred", "preferred-many", "cpubind", "cpunodebind",
-           "physcpubind", "membind", "shm", "file", "offset", "length", "shmmode", "shmid"),
-        _f("localalloc", "strict", "dump", "dump-nodes", "huge", "touch", "verify", "all", "balancing"),
-        0, "sH", _f("show", "hardware"),
+           "physcpubind", "membind", "shmid"),
+        _f("localalloc", "strict", "all", "balancing", "cpu-compress"),
+        0, "sHSfoLMudDTV", _f("show", "hardware", "shm", "file", "offset", "length", "shmmode", "huge", "dump",
+                              "dump-nodes", "touch", "verify", "version"),
     ),
     # (irobust5, from their manuals) util-linux setsid(1): -c/--ctty, -f/--fork, -w/--wait, then the program; GNU
     # time(1): getopt "+af:o:pqvV" (-f FORMAT, -o FILE) and their long forms; util-linux flock(1): -w SECONDS and
     # -E CODE take a value, then the lock FILE and the command (`flock FILE -c STRING` runs a shell string: read as
     # an option not listed, unknown where an assignment follows)
-    "setsid": Runner("", "cfwhV", _f(), _f("ctty", "fork", "wait", "help", "version")),
-    "time": Runner("fo", "apqvV", _f("format", "output"), _f("append", "portability", "quiet", "verbose", "help",
-                                                              "version")),
+    "setsid": Runner("", "cfw", _f(), _f("ctty", "fork", "wait"), 0, "hV", _f("help", "version")),
+    "time": Runner("fo", "apqv", _f("format", "output"), _f("append", "portability", "quiet", "verbose"), 0, "V",
+                   _f("help", "version")),
     # (imend6: its long options as util-linux sys-utils/flock.c's long_options table lists them, with --wait,
     # --fcntl, --start, --length; read_flock reads where its command stands and whether it runs one)
     "flock": Runner("wE", "sxeunoFhV", _f("timeout", "wait", "conflict-exit-code", "start", "length"),
@@ -88,14 +103,14 @@ RUNNERS: dict[str, Runner] = {
     # this box); long options from `strace --help` (those with a required value; one not listed may take the next
     # word); -p / --attach traces a running process, no command. -E / -u are read in launch/elsewhere.py (opaque).
     "strace": Runner(
-        "abeEIoOpPsSuUX", "AcCdDfFhiknqrtTvVwxyzZ",
+        "abeEIoOpPsSuUX", "AcCdDfFiknqrtTvwxyzZ",
         _f("abbrev", "attach", "columns", "const-print-style", "env", "fault", "inject", "interruptible", "output",
            "raw", "read", "signal", "status", "string-limit", "summary-columns", "summary-sort-by",
            "summary-syscall-overhead", "trace", "trace-path", "user", "verbose", "write"),
-        _f("debug", "failed-only", "follow-forks", "help", "instruction-pointer", "no-abbrev", "output-append-mode",
+        _f("debug", "failed-only", "follow-forks", "instruction-pointer", "no-abbrev", "output-append-mode",
            "output-separately", "seccomp-bpf", "stack-traces", "successful-only", "summary", "summary-only",
-           "summary-wall-clock", "syscall-number", "version"),
-        0, "p", _f("attach"), every_long_known=False,
+           "summary-wall-clock", "syscall-number"),
+        0, "phV", _f("attach", "help", "version"), every_long_known=False,  # (imend14: -h / -V print and exit)
     ),
     # (irev80: its letters are SRUN_SHORT_VALUE's, imend11's reading of slurm_opt.c, and SRUN_SHORT_OPTIONAL's -I / -K
     # / -k take the rest of their cluster only, read_runner's srun case; -b / -F / -r were unknown here, -j plain,
