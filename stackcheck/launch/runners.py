@@ -918,10 +918,10 @@ TIMEOUT = Runner("ks", "fpv", _f("kill-after", "signal"), _f("foreground", "pres
 #: the DURATION forms read (imend12), those GNU coreutils' parse_duration (src/timeout.c: xstrtod with cl_strtod,
 #: ERANGE taken, then at most one of s m h d) and both uutils readers (uucore parse_time.rs: Rust's f64 parse of the
 #: word less its suffix, and its later num_parser) take alike: decimal digits with an optional fraction and an optional
-#: exponent (`1.5e3`, `5.`, `.5`, `1E2s`), or `inf` / `infinity` (no limit) with no suffix but s. Not read, so unknown:
-#: hexadecimal (`0x10`: GNU's strtod and the later uutils take it, the earlier uutils refuses it, exit 125), `INF`
-#: (the earlier uutils takes only lower case), a sign or leading blanks (Rust's parse refuses blanks), a decimal comma
-#: (GNU takes it only in such a locale). Run here (GNU coreutils 9.1): 1.5e3, 1E2s, 5., .5, inf, infinity, 0x10,
+#: exponent (`1.5e3`, `5.`, `.5`, `1E2s`), or `inf` / `infinity` (no limit; with any suffix: imend14). Not read, so
+#: unknown: hexadecimal (`0x10`: GNU's strtod and the later uutils take it, the earlier uutils refuses it, exit 125),
+#: `INF` (the earlier uutils takes only lower case), a sign or leading blanks (Rust's parse refuses blanks), a decimal
+#: comma (GNU takes it only in such a locale). Run here (GNU coreutils 9.1): 1.5e3, 1E2s, 5., .5, inf, infinity, 0x10,
 #: 0x1p2, INF, ' 5', +5, 1e400, 1e-400 run the command; 1e, nan, '5 ', 1,5, 0x exit 125
 #: (irobust10: `\d+\.?\d*` split a run of digits every way before failing, 7 s on 20,000 digits and an `x`; the
 #: fraction and the exponent are each one optional group after the digits, so the reading is linear)
@@ -952,18 +952,23 @@ class TimeoutReading(NamedTuple):
 def _timeout_seconds(value: str) -> float | None:
     """The seconds of a DURATION as the readers in _TIMEOUT_DURATION agree on them (inf: no limit), or None (not
     read). Also None: a non-zero decimal below the smallest double (GNU's strtod gives 0, no limit; the later uutils 1
-    ns, the launch killed at once), and one of m / h / d past 2^64 seconds (the earlier uutils multiplies a Duration
-    and panics)."""
+    ns, the launch killed at once). imend14: `inf` / `infinity` with m / h / d, and any value past 2^64 seconds, are no
+    limit (inf), as every reader reads them: GNU's parse_duration (src/timeout.c :371-391, master aa0c0de35: cl_strtod
+    takes `inf`, apply_time_suffix multiplies, dtimespec_bound caps; run here, coreutils 9.1: `timeout infh true`,
+    infm, infd, infinityh, 1e19d, 1e30h exit 0), uutils since 0.0.13 (388cb6c83a, 2022-03: Duration::saturating_mul,
+    Duration::MAX) and its num_parser reader (parse_time.rs: Infinity is Duration::MAX, its test `infinityh`). They
+    were unknown for uutils 0.0.12 and before (`duration * times` panics: a release of January 2022 or earlier, not
+    followed here)."""
     m = _TIMEOUT_DURATION.fullmatch(value)
     if m is None:
         return None
     if m[1].startswith("inf"):
-        return None if m[2] not in ("", "s") else float("inf")
+        return float("inf")
     number = float(m[1])
     if number == 0 and re.search("[1-9]", m[1].split("e")[0].split("E")[0]):
         return None
     seconds = number * _TIMEOUT_UNIT[m[2]]
-    return None if _TIMEOUT_UNIT[m[2]] > 1 and seconds >= 2.0**64 else seconds
+    return float("inf") if seconds >= 2.0**64 else seconds
 
 
 def _timeout_signal(value: str) -> str | None:
