@@ -282,7 +282,8 @@ class SrunLine(NamedTuple):
     """srun's options before its command, read once for all their readers (imend10: two loops, each after its own
     read_runner, read them before). `command` / `unsure`: read_runner's; `options`: srun_options'; `counts`: -n / -N /
     --ntasks-per-node / -G / -w / -F, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus" | "nodelist" | "nodefile": the
-    last value given}."""
+    last value given}, and "hold": "" where -H is given in a cluster of short options (imend14; --hold is in
+    `options`)."""
 
     command: int | None
     unsure: str | None
@@ -334,6 +335,8 @@ def srun_line(argv: Sequence[str], at: int) -> SrunLine:
         return value_of(i, key, inline, inline is None and len(names) == 1 and names[0] in takes)
 
     def short_option(i: int, word: str, j: int) -> int:
+        if word[j] == "H":
+            counts["hold"] = ""  # (-H, --hold: no value)
         if word[j] in SRUN_SHORT_OPTIONAL:
             return 1  # (its value, if any, the rest of the cluster)
         if word[j] not in SRUN_SHORT_VALUE:
