@@ -1023,6 +1023,31 @@ def _srun_spread(sruns: Sequence[SrunLine], env: Mapping[str, str]) -> str | Non
     return None
 
 
+#: (imend14) srun -H / --hold (Slurm src/common/slurm_opt.c slurm_opt_hold :1972-1982, 'H', no argument;
+#: slurm_opt_create_job_desc :6089-6093 sets the job's priority 0 where it is given, which src/srun/allocate.c
+#: _job_desc_msg_create_from_opts :743 uses for the job srun allocates, allocate_nodes :343; a step inside an existing
+#: job, existing_allocation :697, asks for no job and has no priority to set). srun(1): "submit job in held state"; the
+#: job pends until an administrator or its user releases it (`scontrol release JOBID`), and srun waits for it: the
+#: launch is the one judged, but may never start. A note, not a refusal: the user asked for it, and nothing runs
+#: otherwise than written (inferred from the sources and the manual; no Slurm here).
+SRUN_HOLD_SOURCE = [
+    {"title": "srun(1): -H, --hold: specify the job is to be submitted in a held state (priority of zero); a held job "
+     "can be released with scontrol to reset its priority", "url": "https://slurm.schedmd.com/srun.html#OPT_hold"},
+]  # fmt: skip
+
+
+def _srun_holds(line: SrunLine) -> bool:
+    """Whether an srun is given -H / --hold before its command (runners.srun_line: --hold in `options`, -H in a cluster
+    of short options in `counts`)."""
+    return "hold" in line.counts or any(names == ("hold",) for names, _ in line.options)
+
+
+def srun_hold_note() -> Problem:
+    return Problem("srun", "note", None, "`srun -H` / `--hold` submits the job srun starts in a held state (priority "
+                   "0): it pends, and srun waits, until someone releases it (`scontrol release JOBID`); the launch "
+                   "judged here starts only then, or never", SRUN_HOLD_SOURCE)  # fmt: skip
+
+
 def srun_node_rank_problem(spread: str, nnodes: int, rank: int) -> Problem:
     return Problem("srun", "unknown", None, f"`srun {spread}` runs the launch on more than one node, each with the "
                    f"same --node-rank {rank} of --nnodes {nnodes}: SGLang reads a node's rank from --node-rank alone "
@@ -3195,6 +3220,8 @@ def derive(
         per_node = node_ids is not None and "--node-rank" in found  # (imend9: each node's own rank)
         if spread is not None and nnodes is not None and nnodes > 1 and rank is not None and not per_node:
             d.problems.insert(0, srun_node_rank_problem(spread, nnodes, rank))
+        if any(_srun_holds(s) and not _srun_in_job(s, cmd_env) for s in sruns):
+            d.problems.append(srun_hold_note())
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]

@@ -54,31 +54,46 @@ def _names(text: str) -> frozenset[str]:
 
 
 RUNNERS: dict[str, Runner] = {
-    "nice": Runner("n", "", _f("adjustment"), _f("help", "version")),
-    "stdbuf": Runner("ioe", "", _f("input", "output", "error"), _f("help", "version")),
-    "taskset": Runner("", "achV", _f(), _f("all-tasks", "cpu-list", "help", "version"), 1, "p", _f("pid")),
+    # (imend14) the options after which a runner prints and exits, or refuses, without running its command are its
+    # `no_command` / `no_command_long` (read_runner: Reading(None), "runs no command"); they were plain options here,
+    # the launch after them judged as the one that runs. Read: coreutils src/nice.c / src/stdbuf.c (master aa0c0de35:
+    # GETOPT_HELP_OPTION_DECL / case_GETOPT_HELP_CHAR, src/system.h :369-406: usage / version_etc then exit), util-linux
+    # schedutils/taskset.c :183-209, chrt.c :480-580 (-m prints the priority ranges: no command), ionice.c :157-207,
+    # sys-utils/setsid.c :73-88 (master 39465c780: 'V' print_version(EXIT_SUCCESS), 'h' usage()); run here (coreutils
+    # 9.1, util-linux 2.38.1, GNU time 1.9, strace 6.1): `nice --help touch F`, `--version`, stdbuf's, `taskset -h` /
+    # `-V`, chrt's, ionice's, setsid's, `time --help` / `-V` / `--version`, `strace -h` / `-V` print and exit, F not
+    # made. numactl: below.
+    "nice": Runner("n", "", _f("adjustment"), _f(), 0, "", _f("help", "version")),
+    "stdbuf": Runner("ioe", "", _f("input", "output", "error"), _f(), 0, "", _f("help", "version")),
+    "taskset": Runner("", "ac", _f(), _f("all-tasks", "cpu-list"), 1, "phV", _f("pid", "help", "version")),
     "chrt": Runner(
-        "TPD", "abdefiorRvhV", _f("sched-runtime", "sched-period", "sched-deadline"),
-        _f("all-tasks", "batch", "deadline", "fifo", "idle", "other", "rr", "reset-on-fork", "verbose", "help",
-           "version", "ext"),
-        1, "pm", _f("pid", "max"),
+        "TPD", "abdefiorRv", _f("sched-runtime", "sched-period", "sched-deadline"),
+        _f("all-tasks", "batch", "deadline", "fifo", "idle", "other", "rr", "reset-on-fork", "verbose", "ext"),
+        1, "pmhV", _f("pid", "max", "help", "version"),
     ),
-    "ionice": Runner("cn", "thV", _f("class", "classdata"), _f("ignore", "help", "version"), 0, "pPu",
-                     _f("pid", "pgid", "uid")),
+    "ionice": Runner("cn", "t", _f("class", "classdata"), _f("ignore"), 0, "pPuhV",
+                     _f("pid", "pgid", "uid", "help", "version")),
+    # (imend14) numactl/numactl numactl.c (v2.0.19-32-g93c1fe5, main :527-790): -s / --show and --version print and
+    # exit; -H / --hardware prints once its options are read and exits; the shared-memory options never run a
+    # command: -S / --shm and -f / --file attach a segment (then any command word is usage(), exit 1), -L / -M / -o /
+    # -u (--length, --shmmode, --offset, --huge) are "shm related option ... for process" without one, -d / -D / -T /
+    # -V (--dump, --dump-nodes, --touch, --verify) need one ("Cannot do --dump without shared memory", needshm). -V
+    # was read as a plain option and the launch after it allowed.
     "numactl": Runner(
-        "iwpPcNCmSfoLMI", "slHtdDuTVab",
+        "iwpPcNCmI", "ltab",
         _f("interleave", "weighted-interleave", "preferred", "preferred-many", "cpubind", "cpunodebind",
-           "physcpubind", "membind", "shm", "file", "offset", "length", "shmmode", "shmid"),
-        _f("localalloc", "strict", "dump", "dump-nodes", "huge", "touch", "verify", "all", "balancing"),
-        0, "sH", _f("show", "hardware"),
+           "physcpubind", "membind", "shmid"),
+        _f("localalloc", "strict", "all", "balancing", "cpu-compress"),
+        0, "sHSfoLMudDTV", _f("show", "hardware", "shm", "file", "offset", "length", "shmmode", "huge", "dump",
+                              "dump-nodes", "touch", "verify", "version"),
     ),
     # (irobust5, from their manuals) util-linux setsid(1): -c/--ctty, -f/--fork, -w/--wait, then the program; GNU
     # time(1): getopt "+af:o:pqvV" (-f FORMAT, -o FILE) and their long forms; util-linux flock(1): -w SECONDS and
     # -E CODE take a value, then the lock FILE and the command (`flock FILE -c STRING` runs a shell string: read as
     # an option not listed, unknown where an assignment follows)
-    "setsid": Runner("", "cfwhV", _f(), _f("ctty", "fork", "wait", "help", "version")),
-    "time": Runner("fo", "apqvV", _f("format", "output"), _f("append", "portability", "quiet", "verbose", "help",
-                                                              "version")),
+    "setsid": Runner("", "cfw", _f(), _f("ctty", "fork", "wait"), 0, "hV", _f("help", "version")),
+    "time": Runner("fo", "apqv", _f("format", "output"), _f("append", "portability", "quiet", "verbose"), 0, "V",
+                   _f("help", "version")),
     # (imend6: its long options as util-linux sys-utils/flock.c's long_options table lists them, with --wait,
     # --fcntl, --start, --length; read_flock reads where its command stands and whether it runs one)
     "flock": Runner("wE", "sxeunoFhV", _f("timeout", "wait", "conflict-exit-code", "start", "length"),
@@ -88,14 +103,14 @@ RUNNERS: dict[str, Runner] = {
     # this box); long options from `strace --help` (those with a required value; one not listed may take the next
     # word); -p / --attach traces a running process, no command. -E / -u are read in launch/elsewhere.py (opaque).
     "strace": Runner(
-        "abeEIoOpPsSuUX", "AcCdDfFhiknqrtTvVwxyzZ",
+        "abeEIoOpPsSuUX", "AcCdDfFiknqrtTvwxyzZ",
         _f("abbrev", "attach", "columns", "const-print-style", "env", "fault", "inject", "interruptible", "output",
            "raw", "read", "signal", "status", "string-limit", "summary-columns", "summary-sort-by",
            "summary-syscall-overhead", "trace", "trace-path", "user", "verbose", "write"),
-        _f("debug", "failed-only", "follow-forks", "help", "instruction-pointer", "no-abbrev", "output-append-mode",
+        _f("debug", "failed-only", "follow-forks", "instruction-pointer", "no-abbrev", "output-append-mode",
            "output-separately", "seccomp-bpf", "stack-traces", "successful-only", "summary", "summary-only",
-           "summary-wall-clock", "syscall-number", "version"),
-        0, "p", _f("attach"), every_long_known=False,
+           "summary-wall-clock", "syscall-number"),
+        0, "phV", _f("attach", "help", "version"), every_long_known=False,  # (imend14: -h / -V print and exit)
     ),
     # (irev80: its letters are SRUN_SHORT_VALUE's, imend11's reading of slurm_opt.c, and SRUN_SHORT_OPTIONAL's -I / -K
     # / -k take the rest of their cluster only, read_runner's srun case; -b / -F / -r were unknown here, -j plain,
@@ -350,7 +365,8 @@ class SrunLine(NamedTuple):
     """srun's options before its command, read once for all their readers (imend10: two loops, each after its own
     read_runner, read them before). `command` / `unsure`: read_runner's; `options`: srun_options'; `counts`: -n / -N /
     --ntasks-per-node / -G / -w / -F, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus" | "nodelist" | "nodefile": the
-    last value given}."""
+    last value given}, and "hold": "" where -H is given in a cluster of short options (imend14; --hold is in
+    `options`)."""
 
     command: int | None
     unsure: str | None
@@ -402,6 +418,8 @@ def srun_line(argv: Sequence[str], at: int) -> SrunLine:
         return value_of(i, key, inline, inline is None and len(names) == 1 and names[0] in takes)
 
     def short_option(i: int, word: str, j: int) -> int:
+        if word[j] == "H":
+            counts["hold"] = ""  # (-H, --hold: no value)
         if word[j] in SRUN_SHORT_OPTIONAL:
             return 1  # (its value, if any, the rest of the cluster)
         if word[j] not in SRUN_SHORT_VALUE:
@@ -990,10 +1008,10 @@ TIMEOUT = Runner("ks", "fpv", _f("kill-after", "signal"), _f("foreground", "pres
 #: the DURATION forms read (imend12), those GNU coreutils' parse_duration (src/timeout.c: xstrtod with cl_strtod,
 #: ERANGE taken, then at most one of s m h d) and both uutils readers (uucore parse_time.rs: Rust's f64 parse of the
 #: word less its suffix, and its later num_parser) take alike: decimal digits with an optional fraction and an optional
-#: exponent (`1.5e3`, `5.`, `.5`, `1E2s`), or `inf` / `infinity` (no limit) with no suffix but s. Not read, so unknown:
-#: hexadecimal (`0x10`: GNU's strtod and the later uutils take it, the earlier uutils refuses it, exit 125), `INF`
-#: (the earlier uutils takes only lower case), a sign or leading blanks (Rust's parse refuses blanks), a decimal comma
-#: (GNU takes it only in such a locale). Run here (GNU coreutils 9.1): 1.5e3, 1E2s, 5., .5, inf, infinity, 0x10,
+#: exponent (`1.5e3`, `5.`, `.5`, `1E2s`), or `inf` / `infinity` (no limit; with any suffix: imend14). Not read, so
+#: unknown: hexadecimal (`0x10`: GNU's strtod and the later uutils take it, the earlier uutils refuses it, exit 125),
+#: `INF` (the earlier uutils takes only lower case), a sign or leading blanks (Rust's parse refuses blanks), a decimal
+#: comma (GNU takes it only in such a locale). Run here (GNU coreutils 9.1): 1.5e3, 1E2s, 5., .5, inf, infinity, 0x10,
 #: 0x1p2, INF, ' 5', +5, 1e400, 1e-400 run the command; 1e, nan, '5 ', 1,5, 0x exit 125
 #: (irobust10: `\d+\.?\d*` split a run of digits every way before failing, 7 s on 20,000 digits and an `x`; the
 #: fraction and the exponent are each one optional group after the digits, so the reading is linear)
@@ -1024,18 +1042,23 @@ class TimeoutReading(NamedTuple):
 def _timeout_seconds(value: str) -> float | None:
     """The seconds of a DURATION as the readers in _TIMEOUT_DURATION agree on them (inf: no limit), or None (not
     read). Also None: a non-zero decimal below the smallest double (GNU's strtod gives 0, no limit; the later uutils 1
-    ns, the launch killed at once), and one of m / h / d past 2^64 seconds (the earlier uutils multiplies a Duration
-    and panics)."""
+    ns, the launch killed at once). imend14: `inf` / `infinity` with m / h / d, and any value past 2^64 seconds, are no
+    limit (inf), as every reader reads them: GNU's parse_duration (src/timeout.c :371-391, master aa0c0de35: cl_strtod
+    takes `inf`, apply_time_suffix multiplies, dtimespec_bound caps; run here, coreutils 9.1: `timeout infh true`,
+    infm, infd, infinityh, 1e19d, 1e30h exit 0), uutils since 0.0.13 (388cb6c83a, 2022-03: Duration::saturating_mul,
+    Duration::MAX) and its num_parser reader (parse_time.rs: Infinity is Duration::MAX, its test `infinityh`). They
+    were unknown for uutils 0.0.12 and before (`duration * times` panics: a release of January 2022 or earlier, not
+    followed here)."""
     m = _TIMEOUT_DURATION.fullmatch(value)
     if m is None:
         return None
     if m[1].startswith("inf"):
-        return None if m[2] not in ("", "s") else float("inf")
+        return float("inf")
     number = float(m[1])
     if number == 0 and re.search("[1-9]", m[1].split("e")[0].split("E")[0]):
         return None
     seconds = number * _TIMEOUT_UNIT[m[2]]
-    return None if _TIMEOUT_UNIT[m[2]] > 1 and seconds >= 2.0**64 else seconds
+    return float("inf") if seconds >= 2.0**64 else seconds
 
 
 def _timeout_signal(value: str) -> str | None:
