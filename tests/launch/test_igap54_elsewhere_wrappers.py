@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import cli_json
+from gate_cli import LLAMA3, cli_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -180,7 +180,10 @@ def test_the_gate_command_refuses_and_notes(tmp_path: Path) -> None:
     """Through `stackcheck gate --facts ... --dry-run`: conda run is refused naming conda, and ssh whose environment
     there is not given."""
     base = ["gate", "--facts", str(H200), "--dry-run", "--format", "json", "--"]
-    line = ["python", "-m", "sglang.launch_server", "--model-path", "/m", "--attention-backend", "fa3"]
+    # (a model the gate reads: with /m unread, --attention-backend fa3 is unknown since imodel2, as the model may be
+    # Gemma 4, whose attention backends SGLang 0.5.13-0.5.23 assert without fa3)
+    model = model_dir(tmp_path, "llama", LLAMA3)
+    line = ["python", "-m", "sglang.launch_server", "--model-path", str(model), "--attention-backend", "fa3"]
     rc, doc = cli_json([*base, *line])
     assert (rc, doc["decision"]) == (0, "allow")  # (the line alone)
     rc, doc = cli_json([*base, "conda", "run", "-n", "serve", *line])

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import cli_json
+from gate_cli import LLAMA3, cli_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import elsewhere, gate
@@ -141,10 +141,13 @@ def test_the_problem(tmp_path: Path, mapping: Any) -> None:
     assert gate.derive(LAUNCH, mapping, ENV).mpi_local == []
 
 
-def test_the_gate_under_facts_refuses_it() -> None:
+def test_the_gate_under_facts_refuses_it(tmp_path: Path) -> None:
     # fails before: allow (ifc58's test took it as the allowed form)
     base = ["gate", "--facts", str(H200), "--dry-run", "--format", "json", "--"]
-    line = ["python", "-m", "sglang.launch_server", "--model-path", "/m", "--attention-backend", "fa3"]
+    # (a model the gate reads: with /m unread, --attention-backend fa3 is unknown since imodel2, as the model may be
+    # Gemma 4, whose attention backends SGLang 0.5.13-0.5.23 assert without fa3)
+    model = model_dir(tmp_path, "llama", LLAMA3)
+    line = ["python", "-m", "sglang.launch_server", "--model-path", str(model), "--attention-backend", "fa3"]
     rc, doc = cli_json([*base, "mpirun", "--allow-run-as-root", "-np", "1", "--bind-to", "none", *line])
     assert (rc, doc["decision"]) == (1, "refuse"), json.dumps(doc)[:400]
     assert "default hostfile" in json.dumps(doc)
