@@ -6,6 +6,7 @@ refused). Read in the sglang 0.5.9, 0.5.10, 0.5.11, 0.5.20 and 0.5.23 wheels' sg
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +53,13 @@ def test_serve_model_type_llm_is_judged_as_launch_server() -> None:
     assert refused(doc)["--enable-deepep-moe"]["status"] == "unknown"  # (0.5.23 loads plugins first)
 
 
-def test_serve_own_flags_are_not_undeclared() -> None:
-    doc = gate(H200, "sglang", "serve", "--model-type", "llm", *BASE, "--tp", "8")
+def test_serve_own_flags_are_not_undeclared(tmp_path: Path) -> None:
+    # a model read from its config.json: /models/llm unread may be a Gemma 4 model, whose assertion refuses fa3
+    model = tmp_path / "llm"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}))
+    base = ["--model-path", str(model), *BASE[2:]]
+    doc = gate(H200, "sglang", "serve", "--model-type", "llm", *base, "--tp", "8")
     assert "--model-type" not in refused(doc)
     assert doc["decision"] == "allow", doc["reasons"]
     # a diffusion launch: its parser passes over what it does not know (parse_known_args)

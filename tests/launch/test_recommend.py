@@ -220,15 +220,20 @@ def test_deepgemm_off_where_it_is_unknown_on_sm12x() -> None:
     assert all(c["option"] != "deepgemm-off-unknown" for c in [*doc["choices"], *doc["alternatives"]])
 
 
-def test_no_gpu_visible_leaves_gpu_choices_open() -> None:
+def test_no_gpu_visible_leaves_gpu_choices_open(tmp_path: Path) -> None:
     rc, doc = recommend_json("--facts", str(ROOT / "tests" / "cases" / "no-driver" / "facts.json"))
     assert rc == 0
     assert any("no GPU visible" in n for n in doc["notes"])
     assert "attention" in {u["decision"] for u in doc["undecided"]}
     assert "--attention-backend" not in doc["command"]
+    # a model read from its config.json (without one it may be a Gemma 4 model, whose own assertion refuses fa3:
+    # the attention choice stays open however the GPU is assumed)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}))
     _, doc = recommend_json(
         "--facts", str(ROOT / "tests" / "cases" / "no-driver" / "facts.json"), "--assume-gpu", "9.0x8",
-        "--assume-interconnect", "nvlink",
+        "--assume-interconnect", "nvlink", "--model-path", str(model),
     )  # fmt: skip
     chosen = {c["decision"]: c["option"] for c in doc["choices"]}
     assert chosen["attention"] == "fa3-hopper" and chosen["all-reduce"] == "custom-allreduce"
