@@ -41,7 +41,8 @@ def _config(arch: str, model_type: str, **extra: Any) -> dict[str, Any]:
 
 
 DS3 = dict(n_routed_experts=16, moe_intermediate_size=2048, n_group=4, topk_group=2, num_experts_per_tok=4,
-           topk_method="noaux_tc", **MLA)  # fmt: skip
+           topk_method="noaux_tc", scoring_func="sigmoid", moe_layer_freq=1, **MLA)  # fmt: skip
+# (ifc65: the three routing keys DeepSeek-V3 checkpoints state; without them SGLang 0.5.20-0.5.23 are unknown)
 GPT_OSS = dict(hidden_size=2880, num_attention_heads=64, num_key_value_heads=8, head_dim=64, num_local_experts=32,
                experts_per_token=4, intermediate_size=2880, quantization_config={"quant_method": "mxfp4"})  # fmt: skip
 MODELS = {
