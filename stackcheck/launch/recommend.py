@@ -72,6 +72,9 @@ class Request:
     # the features the checkpoint's own quantization needs on the target release, as the gate's preflight adds them
     # (launch.preflight.model.quantization_requirements: ModelRequirement each), judged with the line
     model_requirements: list[Any] = field(default_factory=list)
+    # the served model as the gate's preflight reads it (preflight.model.ModelInfo; None: not read), whose launch facts
+    # each line is judged with (gate_preflight.model_file_facts, as the gate judges its launch)
+    model_info: Any = None
     # judge the line proposed as the gate judges it (gate_problems) and propose none the gate refuses; the gate's own
     # advice leaves it out (the gate judges the given launch itself, and each attention option is judged anyway)
     judge_line: bool = True
@@ -87,6 +90,7 @@ class ModelSeen:
     args: list[str] = field(default_factory=list)
     release_flags: dict[str, Any] = field(default_factory=dict)  # gate._declared_in by release, once read
     requirements: list[Any] = field(default_factory=list)  # the checkpoint's quantization needs (Request's)
+    info: Any = None  # the model as the gate's preflight reads it (Request.model_info)
 
 
 _NOT_READ = object()
@@ -138,14 +142,32 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
         models=[SimpleNamespace(role="model", architectures=[model.architecture])],
         launch={"model_quant_method": quant} if isinstance(quant, str) and quant != "none" else {},
     )
-    picked = moe_runner_auto(d, mapping, version, seen)
-    moe = _line_model_moe(model, d)
-    # (irev81) and launch.model_moe_renormalize (ifc64: the BF16 trtllm-gen MoE asserts a renormalizing top-k), which
-    # the gate sets from the same config.json keys; without it the renormalize rules of moe-trtllm-gen-cubins never
-    # applied here, and recommend proposed a line the gate refused
-    renormalize = launch_model_moe_renormalize({"model": model.config}) if model.config is not None else None
-    facts = (("moe_runner_auto", picked), ("model_moe", moe), ("model_moe_renormalize", renormalize))
-    added = {k: v for k, v in facts if v is not None}
+    if model.info is not None and str(getattr(model.info, "role", "")) == "model":
+        # (irecmodel) every launch fact the gate sets from the model's files, by the gate's own function on the model
+        # as its preflight reads it, for this line (its --quantization): model_quant_loaded, checkpoint_quantized
+        # (and the online quantization's needs on d), the Kimi INT4 group-0 weights of moe_runner_auto, ...
+        from stackcheck.launch.gate_preflight import model_file_facts, model_launch_facts
+        from stackcheck.launch.preflight import Preflight, model_launch
+
+        flag = d.options.get("--quantization")
+        pre = Preflight([], [model.info], [], model_launch(model.info, ctx.manifests.preflight, flag, version), [])
+        added = model_file_facts(pre, d, mapping, version)
+        # and the facts on its MLA shapes, whether its config.json was read (model_config_read) and the flags SGLang
+        # turns back off for it, as the gate judges them again (gate_preflight.model_launch_facts)
+        added.update(model_launch_facts(pre, d, mapping))
+        if isinstance(pre.launch.get("model_mla"), bool):
+            added["mla"] = pre.launch["model_mla"]
+        if added.get("model_moe") is False and any(str(w).startswith("--speculative-draft-model") for w in d.command):
+            del added["model_moe"]  # the draft's config.json is not read here: a MoE draft runs MoE layers
+    else:
+        picked = moe_runner_auto(d, mapping, version, seen)
+        moe = _line_model_moe(model, d)
+        # (irev81) and launch.model_moe_renormalize (ifc64: the BF16 trtllm-gen MoE asserts a renormalizing top-k),
+        # which the gate sets from the same config.json keys; without it the renormalize rules of moe-trtllm-gen-cubins
+        # never applied here, and recommend proposed a line the gate refused
+        renormalize = launch_model_moe_renormalize({"model": model.config}) if model.config is not None else None
+        facts = (("moe_runner_auto", picked), ("model_moe", moe), ("model_moe_renormalize", renormalize))
+        added = {k: v for k, v in facts if v is not None}
     # (irev80) the quantization as the gate's facts hold it: launch.quantization is the line's --quantization alone,
     # the checkpoint's quant_method launch.model_quant_method; recommend's `quantization` is the checkpoint's ('none':
     # not quantized), under which a rule on a launch without --quantization (`not launch.quantization exists`, such
@@ -1278,7 +1300,8 @@ def recommend(
             p for p in given_derived.problems
             if p.status in ("blocked", "unknown") and ASSIGNMENT_SOURCE in (p.source or [])
         ]  # fmt: skip
-    model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements)
+    model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements,
+                      info=request.model_info)  # fmt: skip
     picks, undecided, judge = decide(target, doc, request.goal, model)
     never = never_entries(judge, doc)
     launch_map = ctx.manifests.launch
