@@ -296,6 +296,10 @@ def check_problems(
 
     d = derive(list(argv), ctx.manifests.launch, dict(env))  # (env: NCCL_P2P_DISABLE=1 scopes pcie-p2p-path out)
     read: dict[str, Any] = {}
+    # (irecmodel) where the model was read, a needed check that is unknown refuses as the gate refuses it (its
+    # _decide_check without --allow-unknown), as gate_problems' unknown features do (_refusing): recommend proposed
+    # a Quark MXFP4 MoE line on an H200 that the gate refused for sglang-gpu-min-cc unknown
+    model_read = model is not None and model.architecture is not None
     if model is not None:  # (irev80: the launch facts the gate sets once its preflight read the model, as
         # gate_problems judges with them; a check failing only with them is in no plan's still_failing_checks)
         line = _with_moe_runner_auto(ctx, model, d, ctx.manifests.launch, ctx.installed_version("sglang"))
@@ -311,11 +315,18 @@ def check_problems(
         if spec is None or (failing is not None and r.feature not in failing):
             continue
         v = evaluate_check(spec, ctx)
-        if v.get("status") != "failed":
+        if v.get("status") != "failed" and not (v.get("status") == "unknown" and model_read):
             continue
         blocking: list[Blocker] = []
-        _decide_check(r, v, True, blocking, [], [])
+        _decide_check(r, v, not model_read, blocking, [], [])
         for b in blocking:
+            if b.status == "unknown" and model_read:  # (irecmodel) as the gate refuses it without --allow-unknown
+                open_rules = [x for x in b.reasons if x.get("result") == "unknown"] or b.reasons
+                said = (open_rules[0].get("message") or open_rules[0].get("requirement")) if open_rules else None
+                message = f"{r.why}: check {r.feature} is unknown: {said or 'not established'}"
+                source = open_rules[0].get("source") if open_rules else None
+                out.append(Problem(f"check {r.feature}", "unknown", None, message, source))
+                continue
             if b.status != "blocked":
                 continue
             fails = [x for x in b.reasons if x.get("result") == "fail" and x.get("effect", "crash") == "crash"]

@@ -188,3 +188,20 @@ def test_recommend_judges_its_line_with_every_model_fact_the_gate_sets(
         if missing:
             differ[name] = missing
     assert differ == {}  # (fails before: model_quant_loaded, checkpoint_quantized, Kimi INT4's moe_runner_auto)
+
+
+@pytest.mark.parametrize("box", ["b200", "h200", "a100"])
+def test_recommend_proposes_no_line_the_gate_refuses(
+    box: str, models: Path, facts: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    refused: dict[str, Any] = {}
+    for name in sorted(MODELS):
+        doc, _judged = _recommend(models / name, facts[box], monkeypatch, capsys)
+        line = [str(w) for w in doc.get("command") or []]
+        if not line:
+            continue
+        gate_doc, _read = _gate(line, facts[box], models, monkeypatch, capsys)
+        if _refusals(gate_doc):
+            refused[name] = (line, _refusals(gate_doc))
+    assert refused == {}
