@@ -884,31 +884,25 @@ def _decide_with(
         )
         # a MoE runner value the model never runs (a dense model; an unquantized MoE one on releases whose
         # unquantized MoE method ignores it): its needs dropped before the launch's own needs are derived from them
-        from stackcheck.launch.refusals import (
-            checkpoint_quantized,
-            drop_idle_needs,
-            idle_moe_choice,
-            model_architecture,
-            model_attention,
-            online_quantization_needs,
-        )
+        from stackcheck.launch.refusals import drop_idle_needs, idle_moe_choice, model_architecture, model_attention
 
         idle = idle_moe_choice(
             derived, mapping, ctx.installed_version("sglang"), model_architecture(pre), model_attention(pre)
         )
         if idle is not None:
             drop_idle_needs(derived, mapping, *idle)
-        # --quantization on a checkpoint without quantization: SGLang quantizes while loading, another kernel path
-        quantized = checkpoint_quantized(pre)
-        online_quantization_needs(derived, mapping, quantized)
-        # ireal2: the MoE runner SGLang picks itself for this model (launch.json refusals.auto.moe_runner: the
-        # DeepSeek family's flashinfer_trtllm on SM100), which fp8-block-gemm's moe-bmm-cubins-auto rules read;
-        # icubin3: whether the launch runs any MoE layer (the model's and its draft's config.json), which the rules on
-        # the MoE runner SGLang may pick itself read (a dense model runs no trtllm-gen fused MoE: no BMM cubins)
-        from stackcheck.launch.refusals import launch_model_moe, moe_runner_auto
-
-        picked = moe_runner_auto(derived, mapping, ctx.installed_version("sglang"), pre)
-        moe_layers = launch_model_moe(model_attention(pre))
+        # every launch fact read from the model's files, by the one function recommend judges its line with too
+        # (irecmodel): --quantization on a checkpoint without quantization (SGLang quantizes while loading, another
+        # kernel path: its needs replaced on derived); ireal2: the MoE runner SGLang picks itself for this model
+        # (launch.json refusals.auto.moe_runner: the DeepSeek family's flashinfer_trtllm on SM100), which
+        # fp8-block-gemm's moe-bmm-cubins-auto rules read; icubin3: whether the launch runs any MoE layer (the
+        # model's and its draft's config.json), which the rules on the MoE runner SGLang may pick itself read (a dense
+        # model runs no trtllm-gen fused MoE: no BMM cubins); the checkpoint's own quantization (rules on
+        # launch.model_quant_method: checks.json sglang-gpu-min-cc); ifc64: whether its top-k renormalizes
+        model_read = gate_preflight.model_file_facts(pre, derived, mapping, ctx.installed_version("sglang"))
+        quantized = model_read.get("checkpoint_quantized")
+        picked = model_read.get("moe_runner_auto")
+        moe_layers = model_read.get("model_moe")
         # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
         # facts (model_multimodal; model_moe and moe_runner_auto, iasan) are known: a scope on a fact still unknown is
         # required (fail closed)
@@ -917,35 +911,17 @@ def _decide_with(
         # the MLA dims and heads per GPU config.json states, the draft model's too (rules on launch.mla_kv_rope,
         # launch.mla_heads_per_gpu, launch.draft_*: trtllm_mla's and flashmla's kernels), and whether it was read
         dims = gate_preflight.model_launch_facts(pre, derived, mapping)
-        # the checkpoint's own quantization, read now (rules on launch.model_quant_method: the minimum compute
-        # capability of the config class SGLang's model loader builds for it, checks.json sglang-gpu-min-cc)
-        if isinstance(pre.launch.get("model_quant_method"), str):
-            from stackcheck.assembly.pipeline import reevaluate
+        from stackcheck.assembly.pipeline import reevaluate
 
-            read: dict[str, Any] = {"model_quant_method": pre.launch["model_quant_method"]}
-            if isinstance(pre.launch.get("model_quant_schemes"), list):  # compressed-tensors: its groups' schemes
-                read["model_quant_schemes"] = pre.launch["model_quant_schemes"]
-            if isinstance(pre.launch.get("model_kv_cache_fp8"), bool):  # compressed-tensors: its kv_cache_scheme
-                read["model_kv_cache_fp8"] = pre.launch["model_kv_cache_fp8"]
-            if isinstance(pre.launch.get("model_quant_loaded"), str):  # the flag replaced by the release
-                read["model_quant_loaded"] = pre.launch["model_quant_loaded"]
-            ctx = reevaluate(report, ctx, opts, read)
+        quant_keys = ("model_quant_method", "model_quant_schemes", "model_kv_cache_fp8", "model_quant_loaded")
+        if "model_quant_method" in model_read:
+            ctx = reevaluate(report, ctx, opts, {k: model_read[k] for k in quant_keys if k in model_read})
         if picked is not None:
-            from stackcheck.assembly.pipeline import reevaluate
-
             ctx = reevaluate(report, ctx, opts, {"moe_runner_auto": picked})
         if moe_layers is not None:
-            from stackcheck.assembly.pipeline import reevaluate
-
             ctx = reevaluate(report, ctx, opts, {"model_moe": moe_layers})
-        # ifc64: whether the served model's top-k renormalizes (the BF16 trtllm-gen MoE asserts it does)
-        from stackcheck.launch.refusals import launch_model_moe_renormalize
-
-        renormalize = launch_model_moe_renormalize(model_attention(pre))
-        if renormalize is not None:
-            from stackcheck.assembly.pipeline import reevaluate
-
-            ctx = reevaluate(report, ctx, opts, {"model_moe_renormalize": renormalize})
+        if "model_moe_renormalize" in model_read:
+            ctx = reevaluate(report, ctx, opts, {"model_moe_renormalize": model_read["model_moe_renormalize"]})
         else:  # irobust12: stated but no boolean: the rules on it judged both ways, unknown where they differ
             from stackcheck.launch.refusals import moe_renormalize_unread
 

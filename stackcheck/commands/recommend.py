@@ -190,6 +190,13 @@ def model_facts(
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
         out["model_dtype"] = dtype
+    # (irecmodel) the model as the gate's preflight reads it, by its own reader, whose launch facts each line is
+    # judged with (gate_preflight.model_file_facts): the facts recommend copied by hand missed some
+    from stackcheck.launch.preflight.model import read_model
+
+    info = read_model(view, path, "model", {}, {}, {"model": mdata}, "/", os.path.expanduser("~"), True, sglang_version)
+    if info.attention is not None:
+        out["model_info"] = info
     return out, posixpath.join(path, "config.json"), data
 
 
@@ -209,6 +216,7 @@ class LaunchFacts(NamedTuple):
     config: dict[str, Any] | None  # the model's config.json (None: not read)
     model_flags: list[tuple[str, str, str, Any]]  # flags the model needs to load (recommend.Request.model_flags)
     model_requirements: list[Any]  # the checkpoint's quantization needs (recommend.Request.model_requirements)
+    model_info: Any = None  # the model as the gate's preflight reads it (recommend.Request.model_info)
 
 
 def launch_facts(
@@ -248,6 +256,7 @@ def launch_facts(
     directory, how = find_model(model_path, argv)
     model, where, config = model_facts(directory, model_data, sglang_version, _arg_value(argv, ("--quantization",)))
     model_requirements = model.pop("model_requirements", None) or []
+    model_info = model.pop("model_info", None)
     flag = model.pop("quantization_flag", None)
     flag_why, flag_source = model.pop("quantization_flag_why", None), model.pop("quantization_flag_source", None)
     if flag is not None and not args.assume_quantization:
@@ -292,7 +301,7 @@ def launch_facts(
         assumptions.append("GPU peer-to-peer hangs on this box (--assume-p2p-hang)")
     else:
         launch["p2p_hangs"] = False
-    return LaunchFacts(launch, assumptions, model_path, config, model_flags, model_requirements)
+    return LaunchFacts(launch, assumptions, model_path, config, model_flags, model_requirements, model_info)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -363,6 +372,7 @@ def run(args: argparse.Namespace) -> int:
             model_config=attention_keys(lf.config) if lf.config is not None else None,
             model_flags=lf.model_flags,
             model_requirements=lf.model_requirements,
+            model_info=lf.model_info,
         )
         return recommend(ctx, request, features_now, required)
 

@@ -1285,3 +1285,48 @@ def _storage_reader(view: Any, cwd: str | bool, live: bool, raw: bool) -> Callab
                     "not known)")  # fmt: skip
 
     return read
+
+
+def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version: str | None) -> dict[str, Any]:
+    """Every launch fact the gate judges again once its preflight read the served model's files (irecmodel: one
+    function, which `stackcheck gate` and `stackcheck recommend`'s judging of its line both call, so that a fact
+    the gate learns from the model is never one recommend's line is judged without): the checkpoint's quantization
+    as read (model_quant_method; with it model_quant_schemes, model_kv_cache_fp8, model_quant_loaded), whether it is
+    quantized at all (checkpoint_quantized), the MoE runner SGLang picks itself for it (moe_runner_auto: the
+    checkpoint's group-0 weights included), whether the launch runs MoE layers (model_moe) and whether their top-k
+    renormalizes (model_moe_renormalize). A fact not known is absent. It also replaces, on `derived`, the needs of a
+    --quantization SGLang applies while loading an unquantized checkpoint (refusals.online_quantization_needs)."""
+    from stackcheck.launch.refusals import (
+        checkpoint_quantized,
+        launch_model_moe,
+        launch_model_moe_renormalize,
+        model_attention,
+        moe_runner_auto,
+        online_quantization_needs,
+    )
+
+    out: dict[str, Any] = {}
+    quantized = checkpoint_quantized(pre)
+    online_quantization_needs(derived, mapping, quantized)
+    if isinstance(quantized, bool):
+        out["checkpoint_quantized"] = quantized
+    launch = getattr(pre, "launch", None) or {}
+    if isinstance(launch.get("model_quant_method"), str):
+        out["model_quant_method"] = launch["model_quant_method"]
+        if isinstance(launch.get("model_quant_schemes"), list):  # compressed-tensors / Quark: the schemes
+            out["model_quant_schemes"] = launch["model_quant_schemes"]
+        if isinstance(launch.get("model_kv_cache_fp8"), bool):  # compressed-tensors: its kv_cache_scheme
+            out["model_kv_cache_fp8"] = launch["model_kv_cache_fp8"]
+        if isinstance(launch.get("model_quant_loaded"), str):  # the flag replaced by the release
+            out["model_quant_loaded"] = launch["model_quant_loaded"]
+    picked = moe_runner_auto(derived, mapping, version, pre)
+    if picked is not None:
+        out["moe_runner_auto"] = picked
+    models = model_attention(pre)
+    moe = launch_model_moe(models)
+    if moe is not None:
+        out["model_moe"] = moe
+    renormalize = launch_model_moe_renormalize(models)
+    if renormalize is not None:
+        out["model_moe_renormalize"] = renormalize
+    return out

@@ -72,6 +72,9 @@ class Request:
     # the features the checkpoint's own quantization needs on the target release, as the gate's preflight adds them
     # (launch.preflight.model.quantization_requirements: ModelRequirement each), judged with the line
     model_requirements: list[Any] = field(default_factory=list)
+    # the served model as the gate's preflight reads it (preflight.model.ModelInfo; None: not read), whose launch facts
+    # each line is judged with (gate_preflight.model_file_facts, as the gate judges its launch)
+    model_info: Any = None
     # judge the line proposed as the gate judges it (gate_problems) and propose none the gate refuses; the gate's own
     # advice leaves it out (the gate judges the given launch itself, and each attention option is judged anyway)
     judge_line: bool = True
@@ -87,6 +90,7 @@ class ModelSeen:
     args: list[str] = field(default_factory=list)
     release_flags: dict[str, Any] = field(default_factory=dict)  # gate._declared_in by release, once read
     requirements: list[Any] = field(default_factory=list)  # the checkpoint's quantization needs (Request's)
+    info: Any = None  # the model as the gate's preflight reads it (Request.model_info)
 
 
 _NOT_READ = object()
@@ -138,14 +142,33 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
         models=[SimpleNamespace(role="model", architectures=[model.architecture])],
         launch={"model_quant_method": quant} if isinstance(quant, str) and quant != "none" else {},
     )
-    picked = moe_runner_auto(d, mapping, version, seen)
-    moe = _line_model_moe(model, d)
-    renormalize = _line_moe_renormalize(model)
-    added = {
-        k: v
-        for k, v in (("moe_runner_auto", picked), ("model_moe", moe), ("model_moe_renormalize", renormalize))
-        if v is not None
-    }
+    if model.info is not None and str(getattr(model.info, "role", "")) == "model":
+        # (irecmodel) every launch fact the gate sets from the model's files, by the gate's own function on the model
+        # as its preflight reads it, for this line (its --quantization): model_quant_loaded, checkpoint_quantized
+        # (and the online quantization's needs on d), the Kimi INT4 group-0 weights of moe_runner_auto, ...
+        from stackcheck.launch.gate_preflight import model_file_facts, model_launch_facts
+        from stackcheck.launch.preflight import Preflight, model_launch
+
+        flag = d.options.get("--quantization")
+        pre = Preflight([], [model.info], [], model_launch(model.info, ctx.manifests.preflight, flag, version), [])
+        added = model_file_facts(pre, d, mapping, version)
+        # and the facts on its MLA shapes, whether its config.json was read (model_config_read) and the flags SGLang
+        # turns back off for it, as the gate judges them again (gate_preflight.model_launch_facts)
+        added.update(model_launch_facts(pre, d, mapping))
+        if isinstance(pre.launch.get("model_mla"), bool):
+            added["mla"] = pre.launch["model_mla"]
+        if added.get("model_moe") is False and any(str(w).startswith("--speculative-draft-model") for w in d.command):
+            del added["model_moe"]  # the draft's config.json is not read here: a MoE draft runs MoE layers
+    else:
+        picked = moe_runner_auto(d, mapping, version, seen)
+        moe = _line_model_moe(model, d)
+        facts = (("moe_runner_auto", picked), ("model_moe", moe))
+        added = {k: v for k, v in facts if v is not None}
+    # (irev81, irobust12) launch.model_moe_renormalize as the gate sets it from the same config.json keys (ifc64: the
+    # BF16 trtllm-gen MoE asserts a renormalizing top-k); a value that is no boolean, which the gate judges both ways,
+    # is taken as false here (_line_moe_renormalize): no line rests on it
+    if "model_moe_renormalize" not in added and (renormalize := _line_moe_renormalize(model)) is not None:
+        added["model_moe_renormalize"] = renormalize
     # (irev80) the quantization as the gate's facts hold it: launch.quantization is the line's --quantization alone,
     # the checkpoint's quant_method launch.model_quant_method; recommend's `quantization` is the checkpoint's ('none':
     # not quantized), under which a rule on a launch without --quantization (`not launch.quantization exists`, such
@@ -290,6 +313,10 @@ def check_problems(
 
     d = derive(list(argv), ctx.manifests.launch, dict(env))  # (env: NCCL_P2P_DISABLE=1 scopes pcie-p2p-path out)
     read: dict[str, Any] = {}
+    # (irecmodel) where the model was read, a needed check that is unknown refuses as the gate refuses it (its
+    # _decide_check without --allow-unknown), as gate_problems' unknown features do (_refusing): recommend proposed
+    # a Quark MXFP4 MoE line on an H200 that the gate refused for sglang-gpu-min-cc unknown
+    model_read = model is not None and model.architecture is not None
     if model is not None:  # (irev80: the launch facts the gate sets once its preflight read the model, as
         # gate_problems judges with them; a check failing only with them is in no plan's still_failing_checks)
         line = _with_moe_runner_auto(ctx, model, d, ctx.manifests.launch, ctx.installed_version("sglang"))
@@ -305,11 +332,18 @@ def check_problems(
         if spec is None or (failing is not None and r.feature not in failing):
             continue
         v = evaluate_check(spec, ctx)
-        if v.get("status") != "failed":
+        if v.get("status") != "failed" and not (v.get("status") == "unknown" and model_read):
             continue
         blocking: list[Blocker] = []
-        _decide_check(r, v, True, blocking, [], [])
+        _decide_check(r, v, not model_read, blocking, [], [])
         for b in blocking:
+            if b.status == "unknown" and model_read:  # (irecmodel) as the gate refuses it without --allow-unknown
+                open_rules = [x for x in b.reasons if x.get("result") == "unknown"] or b.reasons
+                said = (open_rules[0].get("message") or open_rules[0].get("requirement")) if open_rules else None
+                message = f"{r.why}: check {r.feature} is unknown: {said or 'not established'}"
+                source = open_rules[0].get("source") if open_rules else None
+                out.append(Problem(f"check {r.feature}", "unknown", None, message, source))
+                continue
             if b.status != "blocked":
                 continue
             fails = [x for x in b.reasons if x.get("result") == "fail" and x.get("effect", "crash") == "crash"]
@@ -1294,7 +1328,8 @@ def recommend(
             p for p in given_derived.problems
             if p.status in ("blocked", "unknown") and ASSIGNMENT_SOURCE in (p.source or [])
         ]  # fmt: skip
-    model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements)
+    model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements,
+                      info=request.model_info)  # fmt: skip
     picks, undecided, judge = decide(target, doc, request.goal, model)
     never = never_entries(judge, doc)
     launch_map = ctx.manifests.launch

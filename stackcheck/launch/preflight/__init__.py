@@ -95,7 +95,32 @@ class Preflight:
         }
 
 
-def _quant_loaded(data: Mapping[str, Any], mixed: Mapping[str, Any], flag: object, inp: Inputs) -> dict[str, Any]:
+def model_launch(info: ModelInfo, data: Mapping[str, Any], flag: object, sglang_version: str | None) -> dict[str, Any]:
+    """The launch facts the preflight holds of the served model `info` as read (Preflight.launch): MLA or not and its
+    dims, multimodal, the checkpoint's quant_method, schemes, KV-cache format, ModelOpt mixed-precision experts and the
+    config class the release loads those with (`flag`: the launch's --quantization). One function, which recommend
+    calls for each line it judges as the gate's preflight does for the launch (irecmodel)."""
+    launch: dict[str, Any] = {}
+    if info.mla is not None:
+        launch["model_mla"] = info.mla
+    launch.update({f"model_{k}": v for k, v in info.mla_dims.items()})
+    if info.multimodal is not None:
+        launch["model_multimodal"] = info.multimodal
+    if info.quant_method:
+        launch["model_quant_method"] = info.quant_method
+    if info.quant_schemes is not None:
+        launch["model_quant_schemes"] = info.quant_schemes
+    if info.kv_cache_fp8 is not None:
+        launch["model_kv_cache_fp8"] = info.kv_cache_fp8
+    if info.mixed_precision is not None:
+        launch["model_mixed_precision"] = info.mixed_precision
+        launch.update(_quant_loaded(data, info.mixed_precision, flag, sglang_version))
+    return launch
+
+
+def _quant_loaded(
+    data: Mapping[str, Any], mixed: Mapping[str, Any], flag: object, sglang_version: str | None
+) -> dict[str, Any]:
     """launch.model_quant_loaded: the config class the release loads the served model's ModelOpt MIXED_PRECISION
     checkpoint with where the gate decides it (preflight.json model.w4afp8_moe; w4afp8.loaded_method):
     `modelopt_mixed` whatever --quantization says, or `w4afp8`, so that the quantization rules hold it to that
@@ -106,7 +131,7 @@ def _quant_loaded(data: Mapping[str, Any], mixed: Mapping[str, Any], flag: objec
     from stackcheck.launch.preflight.w4afp8 import loaded_method
 
     flag = flag.lower() if isinstance(flag, str) else None
-    got = loaded_method(table, mixed, flag, inp.sglang_version)
+    got = loaded_method(table, mixed, flag, sglang_version)
     return {"model_quant_loaded": got} if got is not None else {}
 
 
@@ -219,20 +244,7 @@ def run(inp: Inputs) -> Preflight:
         else:  # a draft SGLang never loads: what it would need is noted, never required
             results.extend(_not_loaded(r, inp.sglang_version) for r in info.results)
         if role == "model":
-            if info.mla is not None:
-                launch["model_mla"] = info.mla
-            launch.update({f"model_{k}": v for k, v in info.mla_dims.items()})
-            if info.multimodal is not None:
-                launch["model_multimodal"] = info.multimodal
-            if info.quant_method:
-                launch["model_quant_method"] = info.quant_method
-            if info.quant_schemes is not None:
-                launch["model_quant_schemes"] = info.quant_schemes
-            if info.kv_cache_fp8 is not None:
-                launch["model_kv_cache_fp8"] = info.kv_cache_fp8
-            if info.mixed_precision is not None:
-                launch["model_mixed_precision"] = info.mixed_precision
-                launch.update(_quant_loaded(data, info.mixed_precision, options.get("--quantization"), inp))
+            launch.update(model_launch(info, data, options.get("--quantization"), inp.sglang_version))
 
     skipped: list[str] = []
     r = inp.readings
