@@ -6,13 +6,18 @@ starts. The gate read the empty directory as no change and allowed the launch; e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import H200_NEWEST, cli_json
 
 from stackcheck.assembly.env_prefix import read_env
 
-LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", "/m", "--tp", "1", "--attention-backend", "fa3"]
+# (a model the gate reads: with /m unread, --attention-backend fa3 is unknown since imodel2, as the model may be
+# Gemma 4, whose attention backends SGLang 0.5.13-0.5.23 assert without fa3)
+LLAMA = str(Path(__file__).resolve().parent / "data" / "models" / "llama3-8b")
+LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", LLAMA, "--tp", "1", "--attention-backend", "fa3"]
 
 
 def _gate(*prefix: str) -> tuple[int, dict[str, object]]:
