@@ -1114,9 +1114,11 @@ def preflight_checks() -> tuple[str, ...]:
     checks, the ones read from the command and the models, and the package checks (verdicts/package_checks.py,
     w4afp8.py)."""
     from stackcheck.launch.preflight import LIVE_CHECKS, w4afp8
+    from stackcheck.launch.preflight.model import CONFIG_KEYS_CHECK
     from stackcheck.verdicts import package_checks as a2a
 
-    fixed = ("gpu-count", "parallel-layout", "model", "draft-model")
+    # (ifc65: model-config-keys, the DeepSeek routing keys SGLang 0.5.20-0.5.23 read from config.json)
+    fixed = ("gpu-count", "parallel-layout", "model", "draft-model", CONFIG_KEYS_CHECK)
     packages = (
         a2a.CHECK,
         a2a.QUANT_CHECK,
