@@ -866,6 +866,10 @@ def _decide_with(
         extra += gate.chdir_problems(launch_command, mapping, server_env, opts.cwd or opts.launch_dir, _dir_test(opts))
     if launch_command is not None:  # (igap56: mpirun -np 1's default hostfile, read on this host only)
         extra += gate.mpi_hostfile_problems(derived, *_mpi_view(opts))
+        if derived.srun_hostfiles:  # (ifc66: srun -F / SLURM_HOSTFILE, read where srun is typed: this host)
+            view, cwd, _ = _mpi_view(opts)
+            extra += gate.srun_hostfile_problems(derived, view, cwd, "it is a file of the host srun runs on (gate "
+                                                 "--facts / --root / --image)")  # fmt: skip
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
     if config_problem:
         extra.append(gate.Problem("--config", "blocked", "crash", config_problem))

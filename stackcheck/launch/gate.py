@@ -135,6 +135,8 @@ class Derived:
     out_of_scope: str | None = None  # why the gate does not judge this launch (--device other than cuda)
     # (igap56) the Open MPI mpiruns read as running the launch here, with the environment each starts with
     mpi_local: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    # (ifc66) the host files the sruns before the launch read their node list from: (the file as written, how given)
+    srun_hostfiles: list[tuple[str, str]] = field(default_factory=list)
     shell_string: bool = False  # the launch's words are a shell string's, unexpanded (parse_flags' `unexpanded`)
     #: (irev76) why the server's memory cgroup may not be the one the facts' memory_available_bytes was read in
     #: (own_cgroup_memory_limit: the probe's own): an srun step with a memory option, a systemd-run unit; None: the same
@@ -275,6 +277,9 @@ class _Seen:
             nodes, single = _srun_nodes(line, env)
             if not single and nodes is not None:  # (imend11: its environment's -N, for its line's --gpus share)
                 self.srun_nodes.append(nodes)
+            hostfile = _srun_hostfile(line, env)
+            if hostfile is not None and self.trace is not None:  # (ifc66: srun exits where it cannot read it)
+                self.trace.setdefault("srun_hostfiles", []).append(hostfile)
         if self.wrapped is None:
             self.wrapped = wrapper_at(argv, i, env)  # (igap54: ssh, docker exec, conda run, torchrun, ...)
             if self.wrapped is None:
@@ -826,6 +831,60 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
         raw = next((v for v in given if v.strip() not in ("1", "1-1")), given[0])
     parts = raw.strip().split("-", 1)
     return raw, all(_small_count(part, -1) == 1 for part in parts)
+
+
+def _srun_hostfile(line: SrunLine, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(ifc66) The file an srun reads its node list from, with how it was given: its line's -F / --nodefile, else
+    SLURM_HOSTFILE where the line names no -w / --nodelist (Slurm src/common/slurm_opt.c _validate_nodelist); None
+    where it reads none."""
+    hostfile = line.counts.get("nodefile")
+    if hostfile is not None:
+        return hostfile, "-F"
+    if line.counts.get("nodelist") is None and env.get("SLURM_HOSTFILE"):
+        return env["SLURM_HOSTFILE"], "SLURM_HOSTFILE"
+    return None
+
+
+#: (ifc66) Slurm master 284c3b95f0 (2026-08-20): src/common/slurm_opt.c _validate_nodelist :5793-5830, called by
+#: validate_options_salloc_sbatch_srun :5913, which srun/opt.c :954 runs before anything starts: -F FILE read by
+#: slurm_read_hostfile (src/api/allocate.c :1128-1145: NULL where fopen fails) else `error("Invalid --nodefile node
+#: file"); exit(-1)`; SLURM_HOSTFILE (a name without `/` read as ./NAME) through _valid_node_list, else
+#: `error("Failure getting NodeNames from hostfile"); exit(1)`
+SRUN_HOSTFILE_SOURCE = {
+    "title": "Slurm 284c3b95f0 src/common/slurm_opt.c _validate_nodelist (-F / --nodefile: 'Invalid --nodefile node "
+    "file', exit(-1); SLURM_HOSTFILE: 'Failure getting NodeNames from hostfile', exit(1)) and src/api/allocate.c "
+    "slurm_read_hostfile (NULL where the file cannot be opened), run by srun/opt.c before the step starts",
+    "url": "https://github.com/SchedMD/slurm/blob/284c3b95f0/src/common/slurm_opt.c",
+}
+
+
+def srun_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: str) -> list[Problem]:
+    """(ifc66, the sixty-sixth sample's row s3) An srun before the launch reading its node list from a file (-F FILE,
+    or SLURM_HOSTFILE) exits before it starts anything where it cannot open that file; the gate allowed `srun -F
+    /missing/hosts python3 -m sglang.launch_server ...`. `view`: the host srun runs on (this host's: srun reads the
+    file where it is typed), None where that is not read here (`where` says why): unknown then. A file this host
+    has not: blocked; a relative name with the directory srun starts in not known: unknown."""
+    from stackcheck.readers.fsview import is_file
+
+    out: list[Problem] = []
+    for written, how in derived.srun_hostfiles:
+        shown = f"srun -F {written}" if how == "-F" else f"srun with SLURM_HOSTFILE={written}"
+        path = written if how == "-F" or "/" in written else f"./{written}"
+        fails = ("'Invalid --nodefile node file' and exits" if how == "-F" else
+                 "'Failure getting NodeNames from hostfile' and exits")  # fmt: skip
+        if not posixpath.isabs(path):
+            path = posixpath.join(cwd, path) if cwd else ""
+        if view is None or not path:
+            why = where if view is None else "the directory srun starts in is not known"
+            out.append(Problem("srun", "unknown", None,
+                               f"`{shown}`: srun reads its node list from that file before the step starts and says "
+                               f"{fails} where it cannot open it; not read here: {why} (fail closed)",
+                               [SRUN_HOSTFILE_SOURCE]))  # fmt: skip
+        elif not is_file(view, path):
+            out.append(Problem("srun", "blocked", "crash",
+                               f"`{shown}`: {path} is no file on this host, so srun says {fails} before the server "
+                               "starts", [SRUN_HOSTFILE_SOURCE], path, "a host file srun can read"))  # fmt: skip
+    return out
 
 
 def _gpus_share(shown: str, value: str, line: SrunLine, env: Mapping[str, str]) -> tuple[str, int | None]:
@@ -3142,6 +3201,7 @@ def derive(
         unlisted=unlisted,
         release=release,
         mpi_local=list(trace.get("mpi_local", [])),
+        srun_hostfiles=list(dict.fromkeys(trace.get("srun_hostfiles", []))),
         other_cgroup=_other_cgroup(argv, cmd_env),
         shell_string=bool(trace.get("shell_string")),
     )

@@ -1464,6 +1464,9 @@ def check_storage_config(
                 rest = _typed_config_rest(storage, parsed)
                 if rest is not None:
                     return result("unknown", "extra config names the store; another of its keys not taken", rest)
+                unsigned = _no_credentials(entry.get("credentials"), parsed, env)
+                if unsigned is not None:  # (ifc66: SeaweedFS with no access key anywhere read was ok)
+                    return result("unknown", "extra config names the store; no credentials read", unsigned)
                 return client or result(
                     "ok", "extra config names the store", "--hicache-storage-backend-extra-config names the store"
                 )
@@ -1517,6 +1520,22 @@ def check_storage_config(
                       f"{sglang_version} takes as set (it reads is_set, the name in os.environ) and hands to "
                       "Mooncake's setup as the address: what Mooncake does with it was not read")  # fmt: skip
     return result("fail", "no configuration given", str(entry.get("message")))
+
+
+def _no_credentials(spec: Any, parsed: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    """(ifc66) Why a backend that signs its requests (storage_configs entry `credentials`: SeaweedFS's boto3 client)
+    may find no credentials: None where the extra config gives every one of `keys` as a non-empty string (the release
+    hands them to the client only so) or the server's environment sets every one of `env_all` (botocore's EnvProvider,
+    first in its chain); else the reason, naming the places botocore also looks that are not read here."""
+    if not isinstance(spec, Mapping):
+        return None
+    keys = [str(k) for k in spec.get("keys") or []]
+    if keys and all(isinstance(parsed.get(k), str) and parsed.get(k) for k in keys):
+        return None
+    names = [str(n) for n in spec.get("env_all") or []]
+    if names and all(env.get(n) for n in names):
+        return None
+    return str(spec.get("message"))
 
 
 def _yaml_key_given(text: str, key: str) -> bool | None:

@@ -19,6 +19,9 @@ from stackcheck.verdicts.package_checks import check_storage_config
 S3 = {"endpoint": "http://10.0.0.2:8333"}
 TC = {"tensorcast": {"daemon_address": "10.0.0.3:7777"}}
 
+#: (ifc66) credentials in the server's environment: without any, SeaweedFS is unknown (storage_configs credentials)
+AWS = {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+
 
 @pytest.fixture(scope="module")
 def data() -> Any:
@@ -29,7 +32,7 @@ def _status(backend: str, extra: str | None, data: Any, release: str = "0.5.23",
     def reader(_path: str) -> tuple[str, Any]:
         return "read", file
 
-    got = check_storage_config(backend, extra, {}, data, release, reader)
+    got = check_storage_config(backend, extra, AWS, data, release, reader)
     return None if got is None else got.status
 
 

@@ -17,6 +17,9 @@ import pytest
 from stackcheck.knowledge.loader import load
 from stackcheck.verdicts.package_checks import check_storage_config, endpoint_url_problem
 
+#: (ifc66) credentials in the server's environment: without any, SeaweedFS is unknown (storage_configs credentials)
+AWS = {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+
 
 @pytest.fixture(scope="module")
 def data() -> Any:
@@ -27,7 +30,7 @@ def _check(extra: str, data: Any, release: str = "0.5.23", file: Any = None) -> 
     def reader(_path: str) -> tuple[str, Any]:
         return "read", file
 
-    return check_storage_config("seaweedfs", extra, {}, data, release, reader)
+    return check_storage_config("seaweedfs", extra, AWS, data, release, reader)
 
 
 NO_HOST = ["10.0.0.1:8333", "seaweed:8333", "localhost:8333", "seaweed", "http://", "//:8333", "http://:8333"]

@@ -747,8 +747,12 @@ def config_keys_result(
         keys = (entry.get("model_types") or {}).get(model_type) if isinstance(model_type, str) else None
         if not isinstance(keys, list):
             continue
-        missing = [str(k) for k in keys if k not in text and k not in override]
+        stated = {**text, **override}
+        missing = [str(k) for k in keys if k not in stated]
         if not missing:
+            bad = _unusable_router_values(stated, keys, entry)
+            if bad:
+                return _unusable_router_result(entry, model_type, bad, sglang_version, subject)
             continue
         names = ", ".join(missing)
         module = entry.get("module")
@@ -762,6 +766,37 @@ def config_keys_result(
             f"{names} to config.json or --json-model-override-args", entry.get("source"),
         )  # fmt: skip
     return None
+
+
+def _unusable_router_values(stated: Mapping[str, Any], keys: list[Any], entry: Mapping[str, Any]) -> dict[str, Any]:
+    """ifc66: the entry's keys config.json states with a value SGLang cannot use: null (the attribute is None: the
+    sparse test's `layer_id % None` raises TypeError, a None topk_method / scoring_func is no router a checkpoint
+    defines) or, for a key of `nonzero_numbers`, anything but a number other than 0 (`layer_id % 0` raises
+    ZeroDivisionError, a string TypeError)."""
+    numbers = {str(k) for k in entry.get("nonzero_numbers") or []}
+    bad: dict[str, Any] = {}
+    for key in (str(k) for k in keys):
+        value = stated.get(key)
+        if value is None:
+            bad[key] = None
+        elif key in numbers and (not isinstance(value, (int, float)) or value == 0 or str(value) == "nan"):
+            bad[key] = value
+    return bad
+
+
+def _unusable_router_result(
+    entry: Mapping[str, Any], model_type: Any, bad: dict[str, Any], sglang_version: str, subject: str
+) -> CheckResult:
+    shown = ", ".join(f"{k} {json.dumps(v)[:40]}" for k, v in bad.items())
+    return CheckResult(
+        CONFIG_KEYS_CHECK, "unknown", {"model_type": model_type, "unusable": dict(bad)},
+        "config.json stating each router key with a value SGLang reads (moe_layer_freq a number other than 0)",
+        f"{subject}: config.json (model_type {model_type}) states {shown}: SGLang {sglang_version}'s "
+        f"sglang/srt/models/{entry.get('module')}.py reads them as config attributes (moe_layer_freq in "
+        "`layer_id % config.moe_layer_freq` for every layer past first_k_dense_replace: null raises TypeError, 0 "
+        "ZeroDivisionError as the model is built); a null topk_method / scoring_func is no router a published "
+        "checkpoint states. Give the values the checkpoint was trained with", entry.get("source"),
+    )  # fmt: skip
 
 
 #: (ifc61) SGLang's get_context_length (0.5.1 hf_transformers_utils.py:234-250, 0.5.13
