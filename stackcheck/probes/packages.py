@@ -141,6 +141,10 @@ WANTED = (
     # attention-fa4, rule quack-kernels-installed; Name: quack-kernels in the 0.6.5 wheel's METADATA, read
     # 2026-12-06, igap48)
     "quack-kernels",
+    # the same FA4 copy (0.5.16+) imports the CuTe DSL's `cutlass` at module level, importable only through the
+    # nvidia-cutlass-dsl wheel's nvidia_cutlass_dsl_packages.pth (feature attention-fa4, rule cutlass-dsl-installed;
+    # Name: nvidia-cutlass-dsl in the 4.8.0 wheel's METADATA, read 2026-12-07, ifc67)
+    "nvidia-cutlass-dsl",
     # SGLang 0.5.19+'s MiniCPM sparse backend imports tilelang (minicpm/fuse_kernel.py, module level) as it builds its
     # fused top-k where SGLANG_MINICPM_FUSE_TOPK is on (feature attention-minicpm-sparse, rule tilelang-installed;
     # Name: tilelang in the 0.1.12 wheel's METADATA, read 2026-12-06, igap48)

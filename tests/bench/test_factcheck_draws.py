@@ -94,6 +94,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # parent) with the script as committed (populations t 38, r 54, k 24, b 252; about 52 s on the shared box)
     "66": ("eeac236182afe87d039ba0fac5605bf29549259c", None),  # drawn in the tree of eeac2361 (the draw commit's
     # parent) with the script as committed (populations s 38, n 29, m 28, w 26; about 1 min on the shared box)
+    "67": ("eeac236182afe87d039ba0fac5605bf29549259c", None),  # drawn in the tree of eeac2361 (the draw commit's
+    # parent) with the script as committed (population o 895: audit's ok features and checks on the SM100 / SM103 /
+    # SM120 / SM121 case boxes at 0.5.20-0.5.23, 4 drawn before left out; about 5 s)
 }
 DEFAULT = ("27",)
 
