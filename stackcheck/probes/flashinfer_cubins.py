@@ -267,9 +267,10 @@ def family_status(
     not checked, no hash known); None where it is there but too large to read (over _MANIFEST_LIMIT). Each
     directory the names lie in is listed once and each listed name stat'ed (a file FlashInfer can load: _loadable);
     no cubin is read or hashed. With `keep` (this host's files only: KeptFamilies.open) an answer kept under the
-    stamps of checksums.txt and of every directory listed is taken instead of reading them (a file emptied in place
-    changes no directory's stamp: its kept answer stands until a name in that directory changes; a family with a
-    listed name that is a link is never kept, its target's directory is not stamped: irev79)."""
+    stamps of checksums.txt and of every directory listed, and of each such directory's names that are no non-empty
+    regular file (_odd_entries: a file emptied in place changes no directory's stamp, imend16), is taken instead of
+    reading them (a family with a listed name that is a link is never kept, its target's directory is not stamped:
+    irev79)."""
     family_dir = posixpath.join(base, rel)
     manifest_path = posixpath.join(family_dir, "checksums.txt")
     if keep is not None:
@@ -319,11 +320,11 @@ def _read_family(
     for sub, leaves in by_dir.items():
         directory = posixpath.join(family_dir, sub) if sub else family_dir
         if dirs is not None:
-            dirs.append([directory, _any_stamp(directory)])
+            dirs.append([directory, _any_stamp(directory), _odd_entries(directory)])  # (both before the reading)
         gone = _missing_leaves(view, directory, leaves, linked)
         missing += [f"{sub}/{leaf}" for leaf in gone] if sub else gone
     if dirs is not None and linked:
-        dirs.append(["", None])  # (a name reached through a link: its target's changes move no stamp kept here)
+        dirs.append(["", None, None])  # (a name reached through a link: its target's changes move no stamp kept here)
     return {
         "manifest": True,
         "listed": len(names),
@@ -467,6 +468,40 @@ def _any_stamp(path: str) -> list[int] | None:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
+def _odd_entries(directory: str) -> list[str] | None:
+    """The names in `directory` that are no regular file with something in it (lstat: an empty file, a link, a
+    directory, a FIFO, a name whose lstat fails), sorted; None where the directory cannot be opened or listed. A file
+    emptied or truncated to nothing in place changes no directory's stamp (imend16: such a family read ready from
+    its kept answer, and the launch's cubin load failed), so a kept answer also keeps this list, taken before the
+    directory's names are judged, and is served only where the list is the same again: with the directory's stamp
+    unchanged (the same names), the same list means every name is the same kind of file as when it was read. One
+    lstat per name relative to the directory held open (as _missing_leaves does); no file is opened or read."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        try:
+            names = os.listdir(fd)
+        except OSError:
+            return None
+        odd: list[str] = []
+        lstat_at = os.stat
+        is_reg = stat_module.S_ISREG
+        for name in names:
+            try:
+                st = lstat_at(name, dir_fd=fd, follow_symlinks=False)
+            except (OSError, ValueError):
+                odd.append(name)
+                continue
+            if not (is_reg(st.st_mode) and st.st_size > 0):
+                odd.append(name)
+        odd.sort()
+        return odd
+    finally:
+        os.close(fd)
+
+
 def _is_stamp(value: Any) -> bool:
     return type(value) is list and len(value) == 5 and all(type(v) is int for v in value)
 
@@ -475,7 +510,12 @@ def _is_kept_status(got: Any) -> bool:
     if type(got) is not dict or type(got.get("status")) is not dict or type(got.get("dirs")) is not list:
         return False
     return all(
-        type(d) is list and len(d) == 2 and type(d[0]) is str and (d[1] is None or _is_stamp(d[1])) for d in got["dirs"]
+        type(d) is list
+        and len(d) == 3
+        and type(d[0]) is str
+        and (d[1] is None or _is_stamp(d[1]))
+        and (d[2] is None or (type(d[2]) is list and all(type(n) is str for n in d[2])))
+        for d in got["dirs"]
     )
 
 
@@ -486,10 +526,14 @@ class KeptFamilies:
 
     A family's answer is kept by the path of its checksums.txt and the CheckSumHash it was checked against, under
     the manifest's stamp (taken before it is read) with the stamp of every directory its names lie in (taken before
-    each is listed; absent: None). It is served only where all of them are the same again: a name added to, removed
-    from or renamed in a directory changes that directory's times, a rewritten manifest its own, so what a family's
-    status says (the manifest there and matching, which listed names are present) is the same as a reading would
-    give. Never kept: a directory changed less than kept.RACY_NS before its stamp (as kept.put does for the
+    each is listed; absent: None) and each directory's names that are no non-empty regular file (_odd_entries, taken
+    there too: a file emptied or truncated to nothing in place moves no stamp, imend16). It is served only where all
+    of them are the same again: a name added to, removed from or renamed in a directory changes that directory's
+    times, a rewritten manifest its own, a file emptied (or an empty one filled) that directory's list, so what a
+    family's status says (the manifest there and matching, which listed names are present) is the same as a reading
+    would give. Checking the lists costs one lstat per name on every kept run (imend16: ~the 16,004 names of
+    flashinfer-cubin 0.6.13; the manifest is still not read, hashed or split). Never kept: a directory changed less
+    than kept.RACY_NS before its stamp (as kept.put does for the
     manifest); a family one of whose listed names is a link (a target removed, emptied or moved changes no stamp of
     the family's directories: a dangling link would stay present, irev79). artifacts.py's constants are kept by its
     stamp too. This host only (fsview.is_host), never a --root or --image view; `cache_dir` ""
@@ -518,7 +562,7 @@ class KeptFamilies:
         stamp = kept_module.file_stamp(manifest_path)
         got = self.kept.get(key, stamp)
         if got is not kept_module.MISS and _is_kept_status(got):
-            if all(_any_stamp(path) == was for path, was in got["dirs"]):
+            if all(_any_stamp(path) == was and _odd_entries(path) == odd for path, was, odd in got["dirs"]):
                 status = dict(got["status"])
                 if type(status.get("missing_first")) is list:
                     status["missing_first"] = list(status["missing_first"])
@@ -529,7 +573,7 @@ class KeptFamilies:
             import time
 
             now = time.time_ns()
-            if all(path and (s is None or now - max(s[3], s[4]) >= kept_module.RACY_NS) for path, s in dirs):
+            if all(path and (s is None or now - max(s[3], s[4]) >= kept_module.RACY_NS) for path, s, _odd in dirs):
                 self.kept.put(key, stamp, {"status": status, "dirs": dirs})
         return status
 
