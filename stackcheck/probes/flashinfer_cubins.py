@@ -264,7 +264,8 @@ def family_status(
 ) -> dict[str, Any]:
     """A family's manifest and files under `base`: {"manifest": bool, "listed": n, "missing": n, "missing_first":
     [names]}; "manifest" false where checksums.txt is missing or its sha256 is not CheckSumHash's (None:
-    not checked, no hash known); None where it is there but too large to read (over _MANIFEST_LIMIT). Each
+    not checked, no hash known); None where it is there but too large to read (over _MANIFEST_LIMIT), or where a
+    line names a path that is absolute or holds a '..' component (the reason names the line: imend16). Each
     directory the names lie in is listed once and each listed name stat'ed (a file FlashInfer can load: _loadable);
     no cubin is read or hashed. With `keep` (this host's files only: KeptFamilies.open) an answer kept under the
     stamps of checksums.txt and of every directory listed, and of each such directory's names that are no non-empty
@@ -297,16 +298,17 @@ def _read_family(
         return {"manifest": False, "listed": None, "missing": None, "missing_first": [],
                 "reason": _MISMATCH}  # fmt: skip
     names: list[str] = []
-    for line in data.decode("utf-8", errors="replace").splitlines():
+    escape: tuple[int, str] | None = None  # (the first line whose name leaves the family's directory, its name)
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         parts = line.split()
+        if len(parts) != 2:
+            continue
         # (a ".." component is looked for only where ".." is in the name at all: the same answer, without splitting
         # each of 16,004 names)
-        if (
-            len(parts) == 2
-            and not parts[1].startswith("/")
-            and (".." not in parts[1] or ".." not in parts[1].split("/"))
-        ):
+        if not parts[1].startswith("/") and (".." not in parts[1] or ".." not in parts[1].split("/")):
             names.append(parts[1])
+        elif escape is None:
+            escape = (number, parts[1])
     by_dir: dict[str, list[str]] = {}  # (each directory's leaves, in the order its first name came)
     for name in names:
         sub, _, leaf = name.rpartition("/")
@@ -325,12 +327,25 @@ def _read_family(
         missing += [f"{sub}/{leaf}" for leaf in gone] if sub else gone
     if dirs is not None and linked:
         dirs.append(["", None, None])  # (a name reached through a link: its target's changes move no stamp kept here)
-    return {
+    status: dict[str, Any] = {
         "manifest": True,
         "listed": len(names),
         "missing": len(missing),
         "missing_first": sorted(missing)[:_MAX_FIRST],
     }
+    if escape is not None:
+        # (imend16: such a line was skipped, so a family whose other names were all there read ready. The name is
+        # joined to the cubin directory by whatever loads it, so the file it reaches lies outside the family's
+        # directory, or outside the cubin directory: which one, and whether it is the cubin the release expects, is
+        # not judged. Unknown, never ready; the names inside the directory are still counted.)
+        number, name = escape
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        status["manifest"] = None
+        status["reason"] = (
+            f"checksums.txt line {number} names {shown!r}, a path that is absolute or holds a '..' component (it "
+            "leaves the family's directory: which file FlashInfer would load for it is not judged)"
+        )
+    return status
 
 
 def _missing_leaves(view: FileView, directory: str, leaves: list[str], linked: list[str] | None = None) -> list[str]:
