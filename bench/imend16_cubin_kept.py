@@ -4,8 +4,9 @@ directory's names that are no non-empty regular file (a cubin emptied in place m
 Writes a tree of 16,000 small files in FlashInfer's shape (four families, their names in 11 directories, one
 checksums.txt each; no upstream file) under a temporary directory, then times in one process, CPU (process_time)
 and wall medians over --runs calls: `cold`, family_status of the four families without a keeper (the first run's
-reading: manifest read, hashed, split, each directory listed, each name lstat'ed); `kept`, the same with a
-KeptFamilies whose answers were kept by an earlier call (served from the kept answer). Run it once per tree:
+reading: manifest read, hashed, split, each directory listed, each name lstat'ed); `first`, the same with a
+KeptFamilies that has nothing kept yet (the reading and what keeping it adds); `kept`, with a KeptFamilies whose
+answers were kept by an earlier call (served from the kept answer). Run it once per tree:
 
     PYTHONPATH=TREE python3 bench/imend16_cubin_kept.py [--runs 31] [--files 16000]
 """
@@ -71,10 +72,14 @@ def main() -> None:
         keep.save()
         assert keep.kept.files, "nothing kept"
         rows = {}
-        for row in ("cold", "kept"):
+        for row in ("cold", "first", "kept"):
             cpu, wall = [], []
-            for _ in range(args.runs):
-                keeper = fc.KeptFamilies.open(view, cache) if row == "kept" else None
+            for i in range(args.runs):
+                keeper = None
+                if row == "kept":
+                    keeper = fc.KeptFamilies.open(view, cache)
+                elif row == "first":  # (a keeper with nothing kept yet: the reading, and what keeping it costs)
+                    keeper = fc.KeptFamilies.open(view, str(Path(tmp) / f"first{i}"))
                 c0, w0 = time.process_time(), time.perf_counter()
                 got = [fc.family_status(view, str(root), rel, sha, keeper) for rel, sha in shas.items()]
                 cpu.append(time.process_time() - c0)

@@ -322,8 +322,12 @@ def _read_family(
     for sub, leaves in by_dir.items():
         directory = posixpath.join(family_dir, sub) if sub else family_dir
         if dirs is not None:
-            dirs.append([directory, _any_stamp(directory), _odd_entries(directory)])  # (both before the reading)
-        gone = _missing_leaves(view, directory, leaves, linked)
+            stamp = _any_stamp(directory)  # (before the directory is listed)
+            scan = _scan(directory)
+            dirs.append([directory, stamp, None if scan is None else scan[1]])
+            gone = _missing_leaves(view, directory, leaves, linked, scan)
+        else:
+            gone = _missing_leaves(view, directory, leaves, linked)
         missing += [f"{sub}/{leaf}" for leaf in gone] if sub else gone
     if dirs is not None and linked:
         dirs.append(["", None, None])  # (a name reached through a link: its target's changes move no stamp kept here)
@@ -348,11 +352,27 @@ def _read_family(
     return status
 
 
-def _missing_leaves(view: FileView, directory: str, leaves: list[str], linked: list[str] | None = None) -> list[str]:
+def _missing_leaves(
+    view: FileView,
+    directory: str,
+    leaves: list[str],
+    linked: list[str] | None = None,
+    scan: tuple[set[str], list[str], set[str]] | None = None,
+) -> list[str]:
     """The leaves (names without a "/") of `directory` that are no loadable file there (_loadable), in their order:
     the directory listed once; on the host, held open once (_HostDir) and each listed leaf lstat'ed relative to it in
     one tight loop (a link, or a leaf the open directory cannot take, judged by _loadable itself, which adds a link to
-    `linked`: irev79, such a family is not kept between runs)."""
+    `linked`: irev79, such a family is not kept between runs). `scan` (_scan of the directory on this host, taken for
+    a kept answer): the same lstat of every name there, read instead of listing and lstat'ing again."""
+    if scan is not None:
+        listing, odd_names, links = scan
+        odd = set(odd_names)
+        return [
+            leaf
+            for leaf in leaves
+            if leaf not in listing
+            or (leaf in odd and (leaf not in links or not _loadable(view, directory, leaf, None, linked)))
+        ]
     try:
         listing = set(view.listdir(directory))
     except OSError:
@@ -487,10 +507,17 @@ def _odd_entries(directory: str) -> list[str] | None:
     """The names in `directory` that are no regular file with something in it (lstat: an empty file, a link, a
     directory, a FIFO, a name whose lstat fails), sorted; None where the directory cannot be opened or listed. A file
     emptied or truncated to nothing in place changes no directory's stamp (imend16: such a family read ready from
-    its kept answer, and the launch's cubin load failed), so a kept answer also keeps this list, taken before the
-    directory's names are judged, and is served only where the list is the same again: with the directory's stamp
-    unchanged (the same names), the same list means every name is the same kind of file as when it was read. One
-    lstat per name relative to the directory held open (as _missing_leaves does); no file is opened or read."""
+    its kept answer, and the launch's cubin load failed), so a kept answer also keeps this list, from the same scan
+    its names were judged on (_scan), and is served only where the list is the same again: with the directory's
+    stamp unchanged (the same names), the same list means every name is the same kind of file as when it was read."""
+    scan = _scan(directory)
+    return None if scan is None else scan[1]
+
+
+def _scan(directory: str) -> tuple[set[str], list[str], set[str]] | None:
+    """(every name in `directory`, _odd_entries' list, the names that are links) from one listing and one lstat per
+    name relative to the directory held open (as _missing_leaves does; no file is opened or read), or None where the
+    directory cannot be opened or listed."""
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except (OSError, ValueError):
@@ -501,8 +528,9 @@ def _odd_entries(directory: str) -> list[str] | None:
         except OSError:
             return None
         odd: list[str] = []
+        links: set[str] = set()
         lstat_at = os.stat
-        is_reg = stat_module.S_ISREG
+        is_reg, is_link = stat_module.S_ISREG, stat_module.S_ISLNK
         for name in names:
             try:
                 st = lstat_at(name, dir_fd=fd, follow_symlinks=False)
@@ -511,8 +539,10 @@ def _odd_entries(directory: str) -> list[str] | None:
                 continue
             if not (is_reg(st.st_mode) and st.st_size > 0):
                 odd.append(name)
+                if is_link(st.st_mode):
+                    links.add(name)
         odd.sort()
-        return odd
+        return set(names), odd, links
     finally:
         os.close(fd)
 

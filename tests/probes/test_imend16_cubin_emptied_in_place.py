@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,3 +95,38 @@ def test_the_probe_no_longer_reads_an_emptied_family_ready(tmp_path: Path) -> No
     assert again is not None and again["ready"]["TRTLLM_GEN_FMHA"] is not True
     assert again["families"]["TRTLLM_GEN_FMHA"]["missing_first"] == ["two.cubin"]
     assert again == fc.probe_cubins(facts, env, HostView())
+
+
+def _dirfd_module() -> Any:
+    """tests/probes/test_flashinfer_cubins_dirfd.py (iperf39's tree of every kind of name), loaded by its path."""
+    import importlib.util
+
+    path = Path(__file__).with_name("test_flashinfer_cubins_dirfd.py")
+    spec = importlib.util.spec_from_file_location("imend16_dirfd_kinds", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_keeping_reading_judges_every_kind_of_name_as_the_plain_one(tmp_path: Path) -> None:
+    """The reading a kept answer is made from judges each directory's names on the scan it keeps (one lstat per
+    name): every kind of name (a file, an empty file, dangling / looping / good / empty-target links, a directory,
+    a FIFO, /dev/null, a name not there, escaping names) gives the plain reading's answer; with links among them
+    the answer is not kept (irev79)."""
+    fam, names = _dirfd_module()._family(tmp_path)
+    family_dir = str(fam)
+    manifest = os.path.join(family_dir, "checksums.txt")
+    plain = fc._read_family(HostView(), family_dir, manifest, None, None)
+    dirs: list[list[object]] = []
+    assert fc._read_family(HostView(), family_dir, manifest, None, dirs) == plain
+    assert ["", None, None] in dirs  # (links listed: never kept)
+    assert plain["listed"] == len(names) and plain["manifest"] is None  # (escaping names: unknown, imend16)
+    for root, dirnames, filenames in os.walk(fam):
+        for name in dirnames + filenames:
+            if os.path.islink(os.path.join(root, name)):
+                os.unlink(os.path.join(root, name))
+    plain = fc._read_family(HostView(), family_dir, manifest, None, None)
+    dirs = []
+    assert fc._read_family(HostView(), family_dir, manifest, None, dirs) == plain
+    assert all(d[0] for d in dirs) and plain["missing"] > 0  # (kept: empty files, a directory, a FIFO are missing)
