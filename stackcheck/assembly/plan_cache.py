@@ -481,7 +481,8 @@ def load_upstream_doc(directory: str, key: str) -> tuple[dict[str, str | None], 
 def load_upstream_parts(directory: str, key: str) -> tuple[dict[str, str | None], dict[str, Box], dict[str, list[Any]]]:
     """load_upstream_doc's answers and box, and the stack checks failing on the box as it is that a request kept with
     them ({way: [check verdict, ...]}, plan.hypothetical.Engine.checks_failing_on on the stated facts with nothing
-    replaced, in the manifests' order; a way whose list does not have that shape is left out: judged again)."""
+    replaced, in the manifests' order; a way whose list does not have that shape, or not its integrity mark
+    (_failing_mark), is left out: judged again)."""
     raw = read_private(directory, key + ".json", MAX_UPSTREAM_BYTES)
     if raw is None:
         return {}, {}, {}
@@ -496,20 +497,38 @@ def load_upstream_parts(directory: str, key: str) -> tuple[dict[str, str | None]
     answers = data.get("upstream")
     if not isinstance(answers, dict) or not all(type(k) is str for k in answers):
         return {}, {}, {}
-    return _upstream(answers), _box(data.get("box")), _failing(data.get("failing"))
+    return _upstream(answers), _box(data.get("box")), _failing(data.get("failing"), data.get("failing_marks"), key)
 
 
-def _failing(value: Any) -> dict[str, list[Any]]:
+def _failing(value: Any, marks: Any = None, key: str = "") -> dict[str, list[Any]]:
     """The kept failing checks per way, each a list of failed check verdicts (dicts with a string id and the status
-    `failed`); a way of another shape is left out."""
+    `failed`) whose integrity mark (`marks`, per way: _failing_mark) is the list's own under `key`; a way of another
+    shape, or with no mark or another one, is left out (judged again)."""
     out: dict[str, list[Any]] = {}
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or not isinstance(marks, dict):
         return out
     for way in ("all", "features"):
         item = value.get(way)
         if type(item) is list and all(_failed_verdict(v) for v in item):
-            out[way] = item
+            mark = marks.get(way)
+            if type(mark) is str and mark == _failing_mark(key, way, item):
+                out[way] = item
     return out
+
+
+def _failing_mark(key: str, way: str, items: list[Any]) -> str | None:
+    """The integrity mark of a kept failing-checks list (imend16): a hash of the plan cache's key, the way and the
+    list's JSON text. An entry carries no other signature, and an empty list is a valid shape, so a list edited,
+    emptied or cut (an entry dropped) would hide failing checks from every later request on the key; with the mark
+    it is judged again instead. It guards against an edit that does not also recompute the mark (a cache file is
+    private to its user: whoever can rewrite the mark can rewrite stackcheck too). None where the list is not JSON."""
+    from stackcheck import lean_json
+
+    try:
+        text = lean_json.dumps(items, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return str(_blake2b(f"failing\n{key}\n{way}\n{text}".encode()).hexdigest())
 
 
 def _failed_verdict(v: Any) -> bool:
@@ -588,8 +607,11 @@ def keep_upstream(
         if way in ("all", "features"):
             stored[way] = item
     kept_failing = {w: list(v) for w, v in (failing or {}).items() if w in ("all", "features") and _plain(list(v))}
+    marks = {w: _failing_mark(key, w, v) for w, v in kept_failing.items()}
+    kept_failing = {w: v for w, v in kept_failing.items() if marks[w] is not None}
     if kept_failing:
         doc["failing"] = kept_failing
+        doc["failing_marks"] = {w: marks[w] for w in kept_failing}
     if stored:
         doc["box"] = stored
     elif not value and not kept_failing:

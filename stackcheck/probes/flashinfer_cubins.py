@@ -264,12 +264,14 @@ def family_status(
 ) -> dict[str, Any]:
     """A family's manifest and files under `base`: {"manifest": bool, "listed": n, "missing": n, "missing_first":
     [names]}; "manifest" false where checksums.txt is missing or its sha256 is not CheckSumHash's (None:
-    not checked, no hash known); None where it is there but too large to read (over _MANIFEST_LIMIT). Each
+    not checked, no hash known); None where it is there but too large to read (over _MANIFEST_LIMIT), or where a
+    line names a path that is absolute or holds a '..' component (the reason names the line: imend16). Each
     directory the names lie in is listed once and each listed name stat'ed (a file FlashInfer can load: _loadable);
     no cubin is read or hashed. With `keep` (this host's files only: KeptFamilies.open) an answer kept under the
-    stamps of checksums.txt and of every directory listed is taken instead of reading them (a file emptied in place
-    changes no directory's stamp: its kept answer stands until a name in that directory changes; a family with a
-    listed name that is a link is never kept, its target's directory is not stamped: irev79)."""
+    stamps of checksums.txt and of every directory listed, and of each such directory's names that are no non-empty
+    regular file (_odd_entries: a file emptied in place changes no directory's stamp, imend16), is taken instead of
+    reading them (a family with a listed name that is a link is never kept, its target's directory is not stamped:
+    irev79)."""
     family_dir = posixpath.join(base, rel)
     manifest_path = posixpath.join(family_dir, "checksums.txt")
     if keep is not None:
@@ -296,16 +298,17 @@ def _read_family(
         return {"manifest": False, "listed": None, "missing": None, "missing_first": [],
                 "reason": _MISMATCH}  # fmt: skip
     names: list[str] = []
-    for line in data.decode("utf-8", errors="replace").splitlines():
+    escape: tuple[int, str] | None = None  # (the first line whose name leaves the family's directory, its name)
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         parts = line.split()
+        if len(parts) != 2:
+            continue
         # (a ".." component is looked for only where ".." is in the name at all: the same answer, without splitting
         # each of 16,004 names)
-        if (
-            len(parts) == 2
-            and not parts[1].startswith("/")
-            and (".." not in parts[1] or ".." not in parts[1].split("/"))
-        ):
+        if not parts[1].startswith("/") and (".." not in parts[1] or ".." not in parts[1].split("/")):
             names.append(parts[1])
+        elif escape is None:
+            escape = (number, parts[1])
     by_dir: dict[str, list[str]] = {}  # (each directory's leaves, in the order its first name came)
     for name in names:
         sub, _, leaf = name.rpartition("/")
@@ -319,24 +322,57 @@ def _read_family(
     for sub, leaves in by_dir.items():
         directory = posixpath.join(family_dir, sub) if sub else family_dir
         if dirs is not None:
-            dirs.append([directory, _any_stamp(directory)])
-        gone = _missing_leaves(view, directory, leaves, linked)
+            stamp = _any_stamp(directory)  # (before the directory is listed)
+            scan = _scan(directory)
+            dirs.append([directory, stamp, None if scan is None else scan[1]])
+            gone = _missing_leaves(view, directory, leaves, linked, scan)
+        else:
+            gone = _missing_leaves(view, directory, leaves, linked)
         missing += [f"{sub}/{leaf}" for leaf in gone] if sub else gone
     if dirs is not None and linked:
-        dirs.append(["", None])  # (a name reached through a link: its target's changes move no stamp kept here)
-    return {
+        dirs.append(["", None, None])  # (a name reached through a link: its target's changes move no stamp kept here)
+    status: dict[str, Any] = {
         "manifest": True,
         "listed": len(names),
         "missing": len(missing),
         "missing_first": sorted(missing)[:_MAX_FIRST],
     }
+    if escape is not None:
+        # (imend16: such a line was skipped, so a family whose other names were all there read ready. The name is
+        # joined to the cubin directory by whatever loads it, so the file it reaches lies outside the family's
+        # directory, or outside the cubin directory: which one, and whether it is the cubin the release expects, is
+        # not judged. Unknown, never ready; the names inside the directory are still counted.)
+        number, name = escape
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        status["manifest"] = None
+        status["reason"] = (
+            f"checksums.txt line {number} names {shown!r}, a path that is absolute or holds a '..' component (it "
+            "leaves the family's directory: which file FlashInfer would load for it is not judged)"
+        )
+    return status
 
 
-def _missing_leaves(view: FileView, directory: str, leaves: list[str], linked: list[str] | None = None) -> list[str]:
+def _missing_leaves(
+    view: FileView,
+    directory: str,
+    leaves: list[str],
+    linked: list[str] | None = None,
+    scan: tuple[set[str], list[str], set[str]] | None = None,
+) -> list[str]:
     """The leaves (names without a "/") of `directory` that are no loadable file there (_loadable), in their order:
     the directory listed once; on the host, held open once (_HostDir) and each listed leaf lstat'ed relative to it in
     one tight loop (a link, or a leaf the open directory cannot take, judged by _loadable itself, which adds a link to
-    `linked`: irev79, such a family is not kept between runs)."""
+    `linked`: irev79, such a family is not kept between runs). `scan` (_scan of the directory on this host, taken for
+    a kept answer): the same lstat of every name there, read instead of listing and lstat'ing again."""
+    if scan is not None:
+        listing, odd_names, links = scan
+        odd = set(odd_names)
+        return [
+            leaf
+            for leaf in leaves
+            if leaf not in listing
+            or (leaf in odd and (leaf not in links or not _loadable(view, directory, leaf, None, linked)))
+        ]
     try:
         listing = set(view.listdir(directory))
     except OSError:
@@ -467,6 +503,50 @@ def _any_stamp(path: str) -> list[int] | None:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
+def _odd_entries(directory: str) -> list[str] | None:
+    """The names in `directory` that are no regular file with something in it (lstat: an empty file, a link, a
+    directory, a FIFO, a name whose lstat fails), sorted; None where the directory cannot be opened or listed. A file
+    emptied or truncated to nothing in place changes no directory's stamp (imend16: such a family read ready from
+    its kept answer, and the launch's cubin load failed), so a kept answer also keeps this list, from the same scan
+    its names were judged on (_scan), and is served only where the list is the same again: with the directory's
+    stamp unchanged (the same names), the same list means every name is the same kind of file as when it was read."""
+    scan = _scan(directory)
+    return None if scan is None else scan[1]
+
+
+def _scan(directory: str) -> tuple[set[str], list[str], set[str]] | None:
+    """(every name in `directory`, _odd_entries' list, the names that are links) from one listing and one lstat per
+    name relative to the directory held open (as _missing_leaves does; no file is opened or read), or None where the
+    directory cannot be opened or listed."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        try:
+            names = os.listdir(fd)
+        except OSError:
+            return None
+        odd: list[str] = []
+        links: set[str] = set()
+        lstat_at = os.stat
+        is_reg, is_link = stat_module.S_ISREG, stat_module.S_ISLNK
+        for name in names:
+            try:
+                st = lstat_at(name, dir_fd=fd, follow_symlinks=False)
+            except (OSError, ValueError):
+                odd.append(name)
+                continue
+            if not (is_reg(st.st_mode) and st.st_size > 0):
+                odd.append(name)
+                if is_link(st.st_mode):
+                    links.add(name)
+        odd.sort()
+        return set(names), odd, links
+    finally:
+        os.close(fd)
+
+
 def _is_stamp(value: Any) -> bool:
     return type(value) is list and len(value) == 5 and all(type(v) is int for v in value)
 
@@ -475,7 +555,12 @@ def _is_kept_status(got: Any) -> bool:
     if type(got) is not dict or type(got.get("status")) is not dict or type(got.get("dirs")) is not list:
         return False
     return all(
-        type(d) is list and len(d) == 2 and type(d[0]) is str and (d[1] is None or _is_stamp(d[1])) for d in got["dirs"]
+        type(d) is list
+        and len(d) == 3
+        and type(d[0]) is str
+        and (d[1] is None or _is_stamp(d[1]))
+        and (d[2] is None or (type(d[2]) is list and all(type(n) is str for n in d[2])))
+        for d in got["dirs"]
     )
 
 
@@ -486,10 +571,14 @@ class KeptFamilies:
 
     A family's answer is kept by the path of its checksums.txt and the CheckSumHash it was checked against, under
     the manifest's stamp (taken before it is read) with the stamp of every directory its names lie in (taken before
-    each is listed; absent: None). It is served only where all of them are the same again: a name added to, removed
-    from or renamed in a directory changes that directory's times, a rewritten manifest its own, so what a family's
-    status says (the manifest there and matching, which listed names are present) is the same as a reading would
-    give. Never kept: a directory changed less than kept.RACY_NS before its stamp (as kept.put does for the
+    each is listed; absent: None) and each directory's names that are no non-empty regular file (_odd_entries, taken
+    there too: a file emptied or truncated to nothing in place moves no stamp, imend16). It is served only where all
+    of them are the same again: a name added to, removed from or renamed in a directory changes that directory's
+    times, a rewritten manifest its own, a file emptied (or an empty one filled) that directory's list, so what a
+    family's status says (the manifest there and matching, which listed names are present) is the same as a reading
+    would give. Checking the lists costs one lstat per name on every kept run (imend16: ~the 16,004 names of
+    flashinfer-cubin 0.6.13; the manifest is still not read, hashed or split). Never kept: a directory changed less
+    than kept.RACY_NS before its stamp (as kept.put does for the
     manifest); a family one of whose listed names is a link (a target removed, emptied or moved changes no stamp of
     the family's directories: a dangling link would stay present, irev79). artifacts.py's constants are kept by its
     stamp too. This host only (fsview.is_host), never a --root or --image view; `cache_dir` ""
@@ -518,7 +607,7 @@ class KeptFamilies:
         stamp = kept_module.file_stamp(manifest_path)
         got = self.kept.get(key, stamp)
         if got is not kept_module.MISS and _is_kept_status(got):
-            if all(_any_stamp(path) == was for path, was in got["dirs"]):
+            if all(_any_stamp(path) == was and _odd_entries(path) == odd for path, was, odd in got["dirs"]):
                 status = dict(got["status"])
                 if type(status.get("missing_first")) is list:
                     status["missing_first"] = list(status["missing_first"])
@@ -529,7 +618,7 @@ class KeptFamilies:
             import time
 
             now = time.time_ns()
-            if all(path and (s is None or now - max(s[3], s[4]) >= kept_module.RACY_NS) for path, s in dirs):
+            if all(path and (s is None or now - max(s[3], s[4]) >= kept_module.RACY_NS) for path, s, _odd in dirs):
                 self.kept.put(key, stamp, {"status": status, "dirs": dirs})
         return status
 

@@ -248,15 +248,30 @@ class CommandTimeout(Exception):
 OUTPUT_CAP = 1 << 20
 
 
+class NotStarted(Exception):
+    """run_command's `started` line was not printed within its window while the command, still running, printed
+    something else: stopped (with its process group). The message names what it printed first."""
+
+
 def run_command(
-    argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | None = None, cwd: str | None = None
+    argv: Sequence[str],
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    started: bytes | None = None,
+    window_s: float = 1.0,
 ) -> tuple[int, str, str]:
     """Run a command without a shell (in `cwd`, this process's directory where None) and return (returncode, stdout,
     stderr), each output capped.
 
     The command runs in its own session so that on timeout its whole process group is killed: a wrapper
     script's children cannot keep the pipes open past the timeout. Raises CommandTimeout or OSError.
-    """
+
+    `started`: the line the command prints first on stdout when it runs what it was given (the python probe's
+    one-liner). Where, `window_s` after the start and at each 50 ms after that, the command is still running, has
+    printed something on stdout or stderr and not that line, it is stopped at once and NotStarted is raised (imend16:
+    a `python3` wrapper that ignores "$@" runs whatever it runs until the timeout). A command that prints nothing
+    waits for the timeout, as before."""
     import subprocess  # only the probes that run tools pay for it
     import threading
 
@@ -302,7 +317,24 @@ def run_command(
 
     threading.Thread(target=reap, daemon=True).start()
     try:
-        if not exited.wait(timeout_s):
+        not_started: str | None = None
+        if started is None or window_s >= timeout_s:
+            done = exited.wait(timeout_s)
+        else:
+            import time
+
+            end = time.monotonic() + timeout_s
+            done = exited.wait(window_s)
+            while not done:
+                if started not in bufs[0] and (bufs[0] or bufs[1]):
+                    first = (bytes(bufs[0]) or bytes(bufs[1])).decode("utf-8", errors="replace").strip()
+                    not_started = (first.splitlines() or [""])[0][:60]
+                    break
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                done = exited.wait(min(0.05, left))
+        if not done:
             import signal  # (here, not at the top: it imports enum, ~0.5 ms of every start; subprocess has it)
 
             try:
@@ -310,6 +342,10 @@ def run_command(
             except OSError:
                 proc.kill()
             exited.wait()
+            if not_started is not None:
+                raise NotStarted(
+                    f"printed {not_started!r} and not its first line within {window_s:g}s, still running (stopped)"
+                )
             raise CommandTimeout(f"{os.path.basename(os.path.normpath(argv[0]))} timed out after {timeout_s:g}s")
     finally:
         for t in readers:

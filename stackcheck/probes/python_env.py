@@ -41,7 +41,15 @@ from stackcheck import lean_json
 from stackcheck.assembly.target import PATH_VARS, PY_NAME, Target
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
-from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, ProbeStatus, run_command
+from stackcheck.probes.interface import (
+    CommandTimeout,
+    NotStarted,
+    Probe,
+    ProbeContext,
+    ProbeResult,
+    ProbeStatus,
+    run_command,
+)
 from stackcheck.readers.fsview import FileView, is_dir, is_file, is_host, kind_of, listdir_or_empty, read_text
 
 if TYPE_CHECKING:
@@ -57,7 +65,8 @@ if TYPE_CHECKING:
 #: under it) would run instead of the standard library's, so the import sees only the absolute entries; the path
 #: printed is the whole one (the server imports site at start-up, before its own sys.path[0] exists; irev81).
 ONELINER = (
-    "import sys;p=sys.path[:];sys.path[:]=[x for x in p if x[:1]=='/'];import site;"
+    "import sys;sys.stdout.write('stackcheck-started\\n');sys.stdout.flush();"
+    "p=sys.path[:];sys.path[:]=[x for x in p if x[:1]=='/'];import site;"
     "b=[sys.base_prefix,getattr(sys,'base_exec_prefix',sys.base_prefix)];"
     "print(repr({'stackcheck':1,'executable':sys.executable,"
     "'version':'%d.%d.%d'%sys.version_info[:3],'implementation':sys.implementation.name,"
@@ -71,6 +80,11 @@ PYVENV_CAP = 64 * 1024
 PTH_CAP = 64 * 1024
 MAX_PTH_FILES = 500
 RUN_TIMEOUT_S = 5.0
+#: the one-liner's first line (printed and flushed before anything else), and how long after the start an
+#: interpreter that has printed something else without it is taken for a wrapper that ignores its arguments
+#: (interface.run_command `started`; imend16)
+STARTED = b"stackcheck-started\n"
+STARTED_WINDOW_S = 1.0
 _VERSION = _lazy(r"^\d+\.\d+(?:\.\d+)?")
 _PY_DIR = _lazy(r"^python(\d+\.\d+)t?$")
 
@@ -361,7 +375,13 @@ def parse_answer(text: str) -> dict[str, Any]:
 def run_interpreter(exe: str, env: Mapping[str, str], timeout_s: float, cwd: str | None = None) -> dict[str, Any]:
     """Run the one-liner (in `cwd`: where the launch starts, as the server's interpreter starts there); its checked
     answer. Raises OSError, CommandTimeout or ValueError (one line)."""
-    rc, out, err = run_command([exe, "-S", "-c", ONELINER], timeout_s, env, cwd)
+    try:
+        rc, out, err = run_command([exe, "-S", "-c", ONELINER], timeout_s, env, cwd, STARTED, STARTED_WINDOW_S)
+    except NotStarted as exc:
+        raise ValueError(
+            f"a wrapper that ignores its arguments (it {exc}: what it runs is not the interpreter the one-liner asks "
+            "for, and the launch's arguments are likely ignored too)"
+        ) from None
     if rc != 0:
         last = (err.strip().splitlines() or [""])[-1][:120]
         raise ValueError(f"exited {rc}" + (f": {last}" if last else ""))

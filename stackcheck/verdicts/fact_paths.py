@@ -596,6 +596,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "lacking them, a file:// repository); unknown where a download would be tried (the network is not read), "
             "some listed files are missing under FLASHINFER_NO_DOWNLOAD, checksums.txt is not the release's sha256 and "
             "FLASHINFER_CUBIN_CHECKSUM_DISABLED is set (the loader takes it as it is, with another release's files), "
+            "checksums.txt names a path outside the family's directory (absolute or with a `..` component), "
             "or the directory is not known; absent for "
             "FlashInfer outside 0.5.0-0.7.4, and unknown where the section's "
             "release is not the installed one (stackcheck/probes/flashinfer_cubins.py)",
