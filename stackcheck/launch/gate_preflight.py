@@ -1289,6 +1289,24 @@ def _storage_reader(view: Any, cwd: str | bool, live: bool, raw: bool) -> Callab
     return read
 
 
+def checkpoint_quant_facts(launch: Mapping[str, Any]) -> dict[str, Any]:
+    """The checkpoint's quantization facts of the preflight's launch facts of the served model (Preflight.launch,
+    preflight.model_launch): model_quant_method and with it model_quant_schemes (compressed-tensors / Quark),
+    model_kv_cache_fp8 and model_quant_loaded (the config class the release loads it with), each where it is known.
+    One reading for the gate (model_file_facts) and recommend's model facts (imend15: recommend read the schemes a
+    second time, by its own call)."""
+    out: dict[str, Any] = {}
+    if isinstance(launch.get("model_quant_method"), str):
+        out["model_quant_method"] = launch["model_quant_method"]
+        if isinstance(launch.get("model_quant_schemes"), list):  # compressed-tensors / Quark: the schemes
+            out["model_quant_schemes"] = launch["model_quant_schemes"]
+        if isinstance(launch.get("model_kv_cache_fp8"), bool):  # compressed-tensors: its kv_cache_scheme
+            out["model_kv_cache_fp8"] = launch["model_kv_cache_fp8"]
+        if isinstance(launch.get("model_quant_loaded"), str):  # the flag replaced by the release
+            out["model_quant_loaded"] = launch["model_quant_loaded"]
+    return out
+
+
 def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version: str | None) -> dict[str, Any]:
     """Every launch fact the gate judges again once its preflight read the served model's files (irecmodel: one
     function, which `stackcheck gate` and `stackcheck recommend`'s judging of its line both call, so that a fact
@@ -1312,15 +1330,7 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
     online_quantization_needs(derived, mapping, quantized)
     if isinstance(quantized, bool):
         out["checkpoint_quantized"] = quantized
-    launch = getattr(pre, "launch", None) or {}
-    if isinstance(launch.get("model_quant_method"), str):
-        out["model_quant_method"] = launch["model_quant_method"]
-        if isinstance(launch.get("model_quant_schemes"), list):  # compressed-tensors / Quark: the schemes
-            out["model_quant_schemes"] = launch["model_quant_schemes"]
-        if isinstance(launch.get("model_kv_cache_fp8"), bool):  # compressed-tensors: its kv_cache_scheme
-            out["model_kv_cache_fp8"] = launch["model_kv_cache_fp8"]
-        if isinstance(launch.get("model_quant_loaded"), str):  # the flag replaced by the release
-            out["model_quant_loaded"] = launch["model_quant_loaded"]
+    out.update(checkpoint_quant_facts(getattr(pre, "launch", None) or {}))
     picked = moe_runner_auto(derived, mapping, version, pre)
     if picked is not None:
         out["moe_runner_auto"] = picked
