@@ -1109,26 +1109,26 @@ def merge(decision: Any, pre: Preflight, allow_unknown: bool) -> None:
     decision.allow = not decision.blocking
 
 
-def preflight_checks() -> tuple[str, ...]:
-    """Every check id a preflight result (and so a refusal the gate prints as `CHECK (subject)`) can carry: the live
-    checks, the ones read from the command and the models, and the package checks (verdicts/package_checks.py,
-    w4afp8.py)."""
-    from stackcheck.launch.preflight import LIVE_CHECKS, w4afp8
-    from stackcheck.launch.preflight.model import CONFIG_KEYS_CHECK
-    from stackcheck.verdicts import package_checks as a2a
+#: the modules whose checks build preflight results (CheckResult), each exporting CHECK_IDS, the ids its results carry
+#: (imend15: preflight_checks listed the ids by hand, and ifc65's model-config-keys was missed: dd397032's CI failure;
+#: tests/launch/test_imend15_preflight_check_ids.py reads every module that builds a CheckResult and its ids)
+PREFLIGHT_CHECK_MODULES = (
+    "stackcheck.launch.preflight", "stackcheck.launch.preflight.gpus", "stackcheck.launch.preflight.memory",
+    "stackcheck.launch.preflight.host", "stackcheck.launch.preflight.deps", "stackcheck.launch.preflight.architecture",
+    "stackcheck.launch.preflight.model", "stackcheck.launch.preflight.w4afp8", "stackcheck.verdicts.package_checks",
+)  # fmt: skip
 
-    # (ifc65: model-config-keys, the DeepSeek routing keys SGLang 0.5.20-0.5.23 read from config.json)
-    fixed = ("gpu-count", "parallel-layout", "model", "draft-model", CONFIG_KEYS_CHECK)
-    packages = (
-        a2a.CHECK,
-        a2a.QUANT_CHECK,
-        a2a.TRANSFER_CHECK,
-        a2a.STORAGE_CONFIG_CHECK,
-        w4afp8.CHECK,
-        w4afp8.MIXED_CC_CHECK,
-        w4afp8.MISMATCH_CHECK,
-    )
-    return tuple(dict.fromkeys((*LIVE_CHECKS, *fixed, *packages)))
+
+def preflight_checks() -> tuple[str, ...]:
+    """Every check id a preflight result (and so a refusal the gate prints as `CHECK (subject)`) can carry: each
+    check module's CHECK_IDS (PREFLIGHT_CHECK_MODULES: the live checks, the ones read from the command and the
+    models, and the package checks, verdicts/package_checks.py, w4afp8.py), and the live checks a preflight skips."""
+    from importlib import import_module
+
+    from stackcheck.launch.preflight import LIVE_CHECKS
+
+    ids = [str(i) for name in PREFLIGHT_CHECK_MODULES for i in import_module(name).CHECK_IDS]
+    return tuple(dict.fromkeys((*LIVE_CHECKS, *ids)))
 
 
 def check_allow(
