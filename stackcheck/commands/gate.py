@@ -1098,8 +1098,11 @@ def _decide_with(
         try:
             explicit = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"]
             seen = model_attention(pre).get("model")  # the model as the preflight read it: no advice the gate refuses
+            models = pre.models if pre is not None else []  # (the served model as read: its facts judge each line)
+            served = next((m for m in models if m.role == "model" and m.attention is not None), None)
             doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise,
-                                        model_architecture(pre), seen if isinstance(seen, dict) else None)  # fmt: skip
+                                        model_architecture(pre), seen if isinstance(seen, dict) else None,
+                                        served)  # fmt: skip
         except Exception as exc:
             lines = str(exc).strip().splitlines()
             if not isinstance(exc, StackcheckError):

@@ -141,15 +141,21 @@ def model_facts(
     # the features the checkpoint's own quantization needs, as the gate's preflight adds them (launch_facts takes
     # them out of the facts: recommend judges its line with them, launch.recommend.gate_problems)
     out["model_requirements"] = quantization_requirements(mdata, quant.method, quant.config, f"model {quant.why}")
-    from stackcheck.launch.preflight.model import quant_scheme_facts
+    # (irecmodel) the model as the gate's preflight reads it, by its own reader, whose launch facts each line is
+    # judged with (gate_preflight.model_file_facts): the facts recommend copied by hand missed some
+    from stackcheck.launch.preflight.model import read_model
+
+    info = read_model(view, path, "model", {}, {}, {"model": mdata}, "/", os.path.expanduser("~"), True, sglang_version)
+    if info.attention is not None:
+        out["model_info"] = info
+    from stackcheck.launch.gate_preflight import checkpoint_quant_facts
+    from stackcheck.launch.preflight import model_launch
 
     # (irev81) the checkpoint's schemes and KV-cache format as the gate's preflight reads them (launch.model_quant_
-    # schemes, launch.model_kv_cache_fp8), which checks.json's sglang-gpu-min-cc and the features' rules read
-    schemes, kv_cache_fp8 = quant_scheme_facts(mdata, quant.method, quant.why, quant.config, sglang_version)
-    if schemes is not None:
-        out["model_quant_schemes"] = schemes
-    if kv_cache_fp8 is not None:
-        out["model_kv_cache_fp8"] = kv_cache_fp8
+    # schemes, launch.model_kv_cache_fp8), which checks.json's sglang-gpu-min-cc and the features' rules read: taken
+    # from that one reading (imend15: no second call of preflight.model.quant_scheme_facts here)
+    read = checkpoint_quant_facts(model_launch(info, {"model": mdata}, quantization_flag, sglang_version))
+    out.update({k: read[k] for k in ("model_quant_schemes", "model_kv_cache_fp8") if k in read})
     if quant.method is not None:
         out["quantization"] = quant.method
     elif quant.why is None:
@@ -190,13 +196,6 @@ def model_facts(
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
         out["model_dtype"] = dtype
-    # (irecmodel) the model as the gate's preflight reads it, by its own reader, whose launch facts each line is
-    # judged with (gate_preflight.model_file_facts): the facts recommend copied by hand missed some
-    from stackcheck.launch.preflight.model import read_model
-
-    info = read_model(view, path, "model", {}, {}, {"model": mdata}, "/", os.path.expanduser("~"), True, sglang_version)
-    if info.attention is not None:
-        out["model_info"] = info
     return out, posixpath.join(path, "config.json"), data
 
 

@@ -2586,14 +2586,20 @@ def _launch_in_one_word(argv: Sequence[str], mapping: Mapping[str, Any]) -> Prob
     new-session -d "python -m sglang.launch_server ..."`, `parallel ::: "..."`, `xterm -e "..."`): that program runs
     the string its own way (a shell, its own splitting), and the string's flags are not read, so the launch judged
     with SGLang's defaults alone was allowed where a flag in the string is one the release refuses. None where no
-    word holds a launch with words after it."""
+    word holds a launch with words after it. A word a known runner before it owns (runners.runner_words: its option
+    values, its own words; imend15) is never read: nothing runs it (`srun -J '...'`: a job's name), and a runner that
+    refuses its words (`flock -w abc F -c '...'`) is refused by its own problem, the string after it never run."""
+    from stackcheck.launch.runners import runner_words
+
     modules = [str(e["python_module"]) for e in _entries(mapping) if isinstance(e.get("python_module"), str)]
     programs = [f"{e['program']} {e.get('subcommand') or ''}".strip() for e in _entries(mapping) if e.get("program")]
     names = [*modules, *(p for p in programs if " " in p)]
+    owned = runner_words(argv)
+    first = next((i for i in range(len(argv)) if i not in owned), 0)  # (the program the runners run: it runs the word)
     for k, word in enumerate(argv):
-        if any(n in word for n in names) and len(word.split()) > 1:
-            program = os.path.basename(argv[0]) if argv else "?"
-            where = f"argument {k} of `{program}`" if k else "the command's first word"
+        if k not in owned and any(n in word for n in names) and len(word.split()) > 1:
+            program = os.path.basename(argv[first]) if argv else "?"
+            where = f"argument {k - first} of `{program}`" if k > first else "the command's first word"
             return Problem(program, "unknown", None, f"the launch is written inside one word ({where}), which that "
                            "program runs its own way (a shell or its own splitting): the flags in it are not read, so "
                            "the launch is not judged (fail closed); gate the command itself (`stackcheck gate -- "
@@ -3230,10 +3236,8 @@ def derive(
         if found_at is not None:  # (its launch's flags not read: unknown, even with the target's facts)
             d.problems.insert(0, wrapped_problem(found_at))
         else:
-            held = _launch_in_one_word(argv, mapping)
-            # (a runner before it already refuses the line, `flock -w abc F -c "..."`: nothing runs, so the string
-            # is not the launch's; the blocked problem stands alone)
-            if held is not None and not any(p.status == "blocked" for p in d.problems):
+            held = _launch_in_one_word(argv, mapping)  # (the words known runners own not read: runner_words)
+            if held is not None:
                 d.problems.insert(0, held)
     from stackcheck.facts.sgl_prefix import sglang_environ
 

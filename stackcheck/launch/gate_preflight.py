@@ -1109,26 +1109,26 @@ def merge(decision: Any, pre: Preflight, allow_unknown: bool) -> None:
     decision.allow = not decision.blocking
 
 
-def preflight_checks() -> tuple[str, ...]:
-    """Every check id a preflight result (and so a refusal the gate prints as `CHECK (subject)`) can carry: the live
-    checks, the ones read from the command and the models, and the package checks (verdicts/package_checks.py,
-    w4afp8.py)."""
-    from stackcheck.launch.preflight import LIVE_CHECKS, w4afp8
-    from stackcheck.launch.preflight.model import CONFIG_KEYS_CHECK
-    from stackcheck.verdicts import package_checks as a2a
+#: the modules whose checks build preflight results (CheckResult), each exporting CHECK_IDS, the ids its results carry
+#: (imend15: preflight_checks listed the ids by hand, and ifc65's model-config-keys was missed: dd397032's CI failure;
+#: tests/launch/test_imend15_preflight_check_ids.py reads every module that builds a CheckResult and its ids)
+PREFLIGHT_CHECK_MODULES = (
+    "stackcheck.launch.preflight", "stackcheck.launch.preflight.gpus", "stackcheck.launch.preflight.memory",
+    "stackcheck.launch.preflight.host", "stackcheck.launch.preflight.deps", "stackcheck.launch.preflight.architecture",
+    "stackcheck.launch.preflight.model", "stackcheck.launch.preflight.w4afp8", "stackcheck.verdicts.package_checks",
+)  # fmt: skip
 
-    # (ifc65: model-config-keys, the DeepSeek routing keys SGLang 0.5.20-0.5.23 read from config.json)
-    fixed = ("gpu-count", "parallel-layout", "model", "draft-model", CONFIG_KEYS_CHECK)
-    packages = (
-        a2a.CHECK,
-        a2a.QUANT_CHECK,
-        a2a.TRANSFER_CHECK,
-        a2a.STORAGE_CONFIG_CHECK,
-        w4afp8.CHECK,
-        w4afp8.MIXED_CC_CHECK,
-        w4afp8.MISMATCH_CHECK,
-    )
-    return tuple(dict.fromkeys((*LIVE_CHECKS, *fixed, *packages)))
+
+def preflight_checks() -> tuple[str, ...]:
+    """Every check id a preflight result (and so a refusal the gate prints as `CHECK (subject)`) can carry: each
+    check module's CHECK_IDS (PREFLIGHT_CHECK_MODULES: the live checks, the ones read from the command and the
+    models, and the package checks, verdicts/package_checks.py, w4afp8.py), and the live checks a preflight skips."""
+    from importlib import import_module
+
+    from stackcheck.launch.preflight import LIVE_CHECKS
+
+    ids = [str(i) for name in PREFLIGHT_CHECK_MODULES for i in import_module(name).CHECK_IDS]
+    return tuple(dict.fromkeys((*LIVE_CHECKS, *ids)))
 
 
 def check_allow(
@@ -1289,6 +1289,24 @@ def _storage_reader(view: Any, cwd: str | bool, live: bool, raw: bool) -> Callab
     return read
 
 
+def checkpoint_quant_facts(launch: Mapping[str, Any]) -> dict[str, Any]:
+    """The checkpoint's quantization facts of the preflight's launch facts of the served model (Preflight.launch,
+    preflight.model_launch): model_quant_method and with it model_quant_schemes (compressed-tensors / Quark),
+    model_kv_cache_fp8 and model_quant_loaded (the config class the release loads it with), each where it is known.
+    One reading for the gate (model_file_facts) and recommend's model facts (imend15: recommend read the schemes a
+    second time, by its own call)."""
+    out: dict[str, Any] = {}
+    if isinstance(launch.get("model_quant_method"), str):
+        out["model_quant_method"] = launch["model_quant_method"]
+        if isinstance(launch.get("model_quant_schemes"), list):  # compressed-tensors / Quark: the schemes
+            out["model_quant_schemes"] = launch["model_quant_schemes"]
+        if isinstance(launch.get("model_kv_cache_fp8"), bool):  # compressed-tensors: its kv_cache_scheme
+            out["model_kv_cache_fp8"] = launch["model_kv_cache_fp8"]
+        if isinstance(launch.get("model_quant_loaded"), str):  # the flag replaced by the release
+            out["model_quant_loaded"] = launch["model_quant_loaded"]
+    return out
+
+
 def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version: str | None) -> dict[str, Any]:
     """Every launch fact the gate judges again once its preflight read the served model's files (irecmodel: one
     function, which `stackcheck gate` and `stackcheck recommend`'s judging of its line both call, so that a fact
@@ -1312,15 +1330,7 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
     online_quantization_needs(derived, mapping, quantized)
     if isinstance(quantized, bool):
         out["checkpoint_quantized"] = quantized
-    launch = getattr(pre, "launch", None) or {}
-    if isinstance(launch.get("model_quant_method"), str):
-        out["model_quant_method"] = launch["model_quant_method"]
-        if isinstance(launch.get("model_quant_schemes"), list):  # compressed-tensors / Quark: the schemes
-            out["model_quant_schemes"] = launch["model_quant_schemes"]
-        if isinstance(launch.get("model_kv_cache_fp8"), bool):  # compressed-tensors: its kv_cache_scheme
-            out["model_kv_cache_fp8"] = launch["model_kv_cache_fp8"]
-        if isinstance(launch.get("model_quant_loaded"), str):  # the flag replaced by the release
-            out["model_quant_loaded"] = launch["model_quant_loaded"]
+    out.update(checkpoint_quant_facts(getattr(pre, "launch", None) or {}))
     picked = moe_runner_auto(derived, mapping, version, pre)
     if picked is not None:
         out["moe_runner_auto"] = picked

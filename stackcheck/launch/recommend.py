@@ -130,18 +130,14 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
     (refusals.moe_runner_auto: the MoE runner SGLang picks itself, whose kernels fp8-block-gemm's moe-bmm-cubins-auto
     rules judge; irev79: recommend never set it, so it proposed a DeepSeek FP8 line on an offline B200 without the
     TRTLLM_GEN_BMM cubins that the gate refused). The model's quantization is the launch's (ctx.launch
-    `quantization`: the checkpoint's quant_method, or the flag that loads it). Unchanged where no model was read."""
+    `quantization`: the checkpoint's quant_method, or the flag that loads it). Unchanged where no model was read.
+    The facts from the model's files come from the model as the gate's preflight reads it (model.info, which every
+    caller passes where it read the model; imend15: no second reading of config.json here); a ModelSeen without it
+    adds none of them (their rules stay unknown: never a line judged on a fact guessed)."""
     if model.architecture is None:
         return ctx
-    from types import SimpleNamespace
-
-    from stackcheck.launch.refusals import moe_runner_auto
-
     quant = ctx.launch.get("quantization")
-    seen = SimpleNamespace(
-        models=[SimpleNamespace(role="model", architectures=[model.architecture])],
-        launch={"model_quant_method": quant} if isinstance(quant, str) and quant != "none" else {},
-    )
+    added: dict[str, Any] = {}
     if model.info is not None and str(getattr(model.info, "role", "")) == "model":
         # (irecmodel) every launch fact the gate sets from the model's files, by the gate's own function on the model
         # as its preflight reads it, for this line (its --quantization): model_quant_loaded, checkpoint_quantized
@@ -159,11 +155,6 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
             added["mla"] = pre.launch["model_mla"]
         if added.get("model_moe") is False and any(str(w).startswith("--speculative-draft-model") for w in d.command):
             del added["model_moe"]  # the draft's config.json is not read here: a MoE draft runs MoE layers
-    else:
-        picked = moe_runner_auto(d, mapping, version, seen)
-        moe = _line_model_moe(model, d)
-        facts = (("moe_runner_auto", picked), ("model_moe", moe))
-        added = {k: v for k, v in facts if v is not None}
     # (irev81, irobust12) launch.model_moe_renormalize as the gate sets it from the same config.json keys (ifc64: the
     # BF16 trtllm-gen MoE asserts a renormalizing top-k); a value that is no boolean, which the gate judges both ways,
     # is taken as false here (_line_moe_renormalize): no line rests on it
@@ -182,19 +173,6 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
     if launch == ctx.launch:
         return ctx
     return Context(facts=ctx.facts, manifests=ctx.manifests, launch=launch)
-
-
-def _line_model_moe(model: ModelSeen, d: Any) -> bool | None:
-    """launch.model_moe for this line, as the gate sets it (refusals.launch_model_moe, icubin3) from the model's
-    config.json; a draft model the line names is not read here, so a dense model with one stays not known (the gate
-    reads the draft's config.json: a MoE draft runs MoE layers). irev80: recommend never set it, so the rules on the
-    MoE runner SGLang may pick itself (check moe-trtllm-gen-cubins) judged its lines unlike the gate's."""
-    from stackcheck.launch.refusals import launch_model_moe
-
-    found = launch_model_moe({"model": model.config}) if model.config is not None else None
-    if found is False and any(str(w).startswith("--speculative-draft-model") for w in d.command):
-        return None
-    return found
 
 
 def _line_moe_renormalize(model: ModelSeen) -> bool | None:
@@ -566,9 +544,8 @@ class Judge:
             args = list(self.model.args)
             for flag in names:
                 args = _remove_flag(args, [flag], False)
-            without = ModelSeen(
-                self.model.architecture, self.model.config, args, self.model.release_flags, self.model.requirements
-            )
+            without = ModelSeen(self.model.architecture, self.model.config, args, self.model.release_flags,
+                                self.model.requirements, self.model.info)  # fmt: skip
             self._bases[names] = gate_problems(self.ctx, without, _argv_with(without, {}))
         return model_refusal(self.ctx, self.model, flags, self._bases[names], unset)
 
@@ -1441,11 +1418,14 @@ def gate_advice(
     show_all: bool = False,
     architecture: str | None = None,
     model_config: dict[str, Any] | None = None,
+    model_info: Any = None,
 ) -> list[str]:
     """`stackcheck gate`'s notes: what this launch misses or should drop on the stack as installed (no plan),
     one line each; with `show_all`, every choice, alternative and never entry too. `architecture`,
     `model_config`: the model as the gate's preflight read it (None: not read), so that no note suggests a line
-    the gate refuses for that model; where the model rules every option of a decision out, a note says so."""
+    the gate refuses for that model; where the model rules every option of a decision out, a note says so.
+    `model_info`: the served model as that preflight read it (preflight.model.ModelInfo), whose launch facts each
+    line is judged with, as recommend judges its own (imend15: without it the advice read config.json again)."""
     launch = {**GATE_DEFAULTS, **{k: v for k, v in ctx.launch.items() if v is not None}}
     from stackcheck.launch.gate import option_given, option_value, reading_flags
 
@@ -1457,7 +1437,7 @@ def gate_advice(
     launch["deterministic"] = option_given(sglang_args, ("--enable-deterministic-inference",), flags)
     here = Context(facts=ctx.facts, manifests=ctx.manifests, launch=launch)
     request = Request(goal="latency", command=list(command), env=env, plan=False, architecture=architecture,
-                      model_config=model_config, judge_line=False)  # fmt: skip
+                      model_config=model_config, model_info=model_info, judge_line=False)  # fmt: skip
     rec = recommend(here, request, None, required)
     lines = []
     for c in rec.diff or []:
@@ -1470,7 +1450,7 @@ def gate_advice(
     refused = None
     if not any(p.decision == "attention" and p.status == "chosen" for p in rec.picks):  # a chosen one was judged
         advised_args = list(derive(advised, ctx.manifests.launch, {}).sglang_args)
-        refused = model_refusal(here, ModelSeen(architecture, model_config, advised_args), {})
+        refused = model_refusal(here, ModelSeen(architecture, model_config, advised_args, info=model_info), {})
     why = next((u["why"] for u in rec.undecided if u["decision"] == "attention"), None)
     if refused or (why and any(p.decision == "attention" and p.model_refused for p in rec.picks)):
         what = _short(why or refused or "", 300)

@@ -1141,3 +1141,42 @@ def read_timeout(argv: Sequence[str], at: int) -> TimeoutReading:
     kill = kill if kill is not None and 0 < kill < float("inf") else None  # (0 or inf: no KILL)
     seconds = 0.0 if seconds == float("inf") else seconds  # (no limit, as a DURATION of 0)
     return TimeoutReading(i + 1, None, seconds, got.get("s", "TERM"), kill, "f" in got)
+
+
+def runner_words(argv: Sequence[str]) -> frozenset[int]:
+    """The indices of argv that the chain of known runners from argv[0] owns (imend15): each runner's own word, its
+    options and their values and its positional words (taskset's MASK, timeout's DURATION), up to the command it runs,
+    whose word starts the next link (nohup, timeout, flock, RUNNERS, POLICY_READERS: read as the gate's walk reads
+    them). A word owned is none that runs: the scan for a launch written inside one word (gate._launch_in_one_word)
+    never reads it (`srun -J 'python -m sglang.launch_server ...' ./serve.sh`: a job's name). Where a runner's reading
+    places no command (an option not read, a value it may refuse: unsure), nothing from that runner on is owned (the
+    scan reads those words: fail closed); a flock that refuses its words or runs none though words follow owns them
+    all (gate._flock_problem blocks the launch: nothing after it runs). flock's -c string is no option value: the
+    shell runs it, so it is not owned."""
+    owned: set[int] = set()
+    k, n = 0, len(argv)
+    while k < n:
+        prog = os.path.basename(argv[k])
+        at: int | None
+        if prog == "nohup":
+            at = k + 2 if k + 2 < n and argv[k + 1] == "--" else k + 1
+            at = at if at < n and argv[at][:2] != "--" else None
+        elif prog == "timeout":
+            at = read_timeout(argv, k).command
+        elif prog == "flock":
+            got = read_flock(argv, k)
+            if got.kind == "refused" or (got.kind == "none" and k + 2 < n):
+                owned.update(range(k, n))
+                break
+            at = got.at if got.kind in ("argv", "string") else None
+        elif prog in RUNNERS:
+            at = read_runner(argv, k).command
+        elif prog in POLICY_READERS:
+            at = read_policy(argv, k).command
+        else:
+            break
+        if at is None or at <= k:
+            break
+        owned.update(range(k, at))
+        k = at
+    return frozenset(owned)

@@ -1063,6 +1063,8 @@ def _nvshmem_majors(facts: Mapping[str, Any]) -> list[int]:
 
 
 STORAGE_CONFIG_CHECK = "storage-config"
+#: the check ids this module's results carry (imend15: gate_preflight.preflight_checks derives --allow's from them)
+CHECK_IDS = (CHECK, QUANT_CHECK, TRANSFER_CHECK, STORAGE_CONFIG_CHECK)
 
 
 def _address(value: object) -> bool:

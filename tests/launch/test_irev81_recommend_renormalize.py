@@ -15,24 +15,19 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ, stackcheck_json
+from gate_cli import DEEPSEEK_R1, QWEN3_MOE
 
 __all__ = ["scrubbed_environ"]
 
 FACTS = Path(__file__).resolve().parents[1] / "cases" / "b200-cubins-offline" / "facts.json"
-BASE: dict[str, Any] = {
-    "hidden_size": 2048, "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
-    "torch_dtype": "bfloat16", "vocab_size": 1024,
-}  # fmt: skip
-MLA: dict[str, Any] = {"kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
-                       "v_head_dim": 128}  # fmt: skip
+# tests/gate_cli.py's Qwen3-MoE and DeepSeek-R1 in BF16: each model below varies norm_topk_prob alone (absent: the
+# config class's default; DeepSeek-R1 given routed experts, which the shared shape does not state)
+QWEN3_MOE_DEFAULT: dict[str, Any] = {k: v for k, v in QWEN3_MOE.items() if k != "norm_topk_prob"}
+DEEPSEEK_MOE: dict[str, Any] = {**DEEPSEEK_R1, "n_routed_experts": 64, "num_experts_per_tok": 8}
 MODELS: dict[str, dict[str, Any]] = {
-    "qwen3-moe-default": {**BASE, "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
-                          "num_experts": 64, "num_experts_per_tok": 8},
-    "deepseek-v3-no-renormalize": {**BASE, **MLA, "architectures": ["DeepseekV3ForCausalLM"],
-                                   "model_type": "deepseek_v3", "n_routed_experts": 64, "num_experts_per_tok": 8,
-                                   "norm_topk_prob": False},
-    "deepseek-v3-renormalize": {**BASE, **MLA, "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
-                                "n_routed_experts": 64, "num_experts_per_tok": 8},
+    "qwen3-moe-default": {**QWEN3_MOE_DEFAULT, "torch_dtype": "bfloat16"},
+    "deepseek-v3-no-renormalize": {**DEEPSEEK_MOE, "torch_dtype": "bfloat16", "norm_topk_prob": False},
+    "deepseek-v3-renormalize": {**DEEPSEEK_MOE, "torch_dtype": "bfloat16"},
 }  # fmt: skip
 
 

@@ -14,17 +14,15 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ, stackcheck_json
+from gate_cli import QWEN3_MOE
 
 from stackcheck.launch.refusals import moe_renormalize_unread
 
 __all__ = ["scrubbed_environ"]
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
-BASE: dict[str, Any] = {
-    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 4,
-    "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128, "torch_dtype": "bfloat16",
-    "vocab_size": 1024, "num_experts": 16, "moe_intermediate_size": 512,
-}  # fmt: skip
+# tests/gate_cli.py's Qwen3-MoE in BF16, norm_topk_prob taken out: what each test below varies
+BASE: dict[str, Any] = {**{k: v for k, v in QWEN3_MOE.items() if k != "norm_topk_prob"}, "torch_dtype": "bfloat16"}
 ODD: dict[str, Any] = {"zero": 0, "one": 1, "null": None, "text": "false", "list": [], "object": {}}
 
 

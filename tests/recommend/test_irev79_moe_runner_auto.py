@@ -13,16 +13,14 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ, stackcheck_json
+from gate_cli import DEEPSEEK_R1
 
 __all__ = ["scrubbed_environ"]
 
 FACTS = Path(__file__).resolve().parents[1] / "cases" / "b200-cubins-offline" / "facts.json"
-CONFIG: dict[str, Any] = {
-    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 2048,
-    "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
-    "torch_dtype": "bfloat16", "vocab_size": 1024, "n_routed_experts": 16, "moe_intermediate_size": 2048,
+CONFIG: dict[str, Any] = {  # (tests/gate_cli.py's DeepSeek-R1 shape, routed experts and its FP8 block checkpoint)
+    **DEEPSEEK_R1, "n_routed_experts": 16, "torch_dtype": "bfloat16",
     "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128], "activation_scheme": "dynamic"},
-    "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
 }  # fmt: skip
 
 

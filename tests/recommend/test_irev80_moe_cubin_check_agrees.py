@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ, stackcheck_json
+from gate_cli import QWEN3_MOE
 
 __all__ = ["scrubbed_environ"]
 
@@ -25,8 +26,7 @@ BASE: dict[str, Any] = {
     "torch_dtype": "bfloat16", "vocab_size": 1024,
 }  # fmt: skip
 MODELS: dict[str, dict[str, Any]] = {
-    "qwen3-moe": {**BASE, "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "num_experts": 64,
-                  "num_experts_per_tok": 8, "norm_topk_prob": True},  # (irev81: renormalizing, or refused for that)
+    "qwen3-moe": {**QWEN3_MOE, "torch_dtype": "bfloat16"},  # (tests/gate_cli.py's; irev81: norm_topk_prob true)
     "qwen3_5-dense": {**BASE, "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5"},
 }  # fmt: skip
 

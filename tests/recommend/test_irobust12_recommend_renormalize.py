@@ -14,15 +14,13 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ, stackcheck_json
+from gate_cli import QWEN3_MOE
 
 __all__ = ["scrubbed_environ"]
 
 FACTS = Path(__file__).resolve().parents[1] / "cases" / "b200-cubins-offline" / "facts.json"
-BASE: dict[str, Any] = {
-    "hidden_size": 2048, "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
-    "torch_dtype": "bfloat16", "vocab_size": 1024, "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
-    "num_experts": 64, "num_experts_per_tok": 8,
-}  # fmt: skip
+# tests/gate_cli.py's Qwen3-MoE in BF16, norm_topk_prob taken out: what each model below varies
+BASE: dict[str, Any] = {**{k: v for k, v in QWEN3_MOE.items() if k != "norm_topk_prob"}, "torch_dtype": "bfloat16"}
 MODELS: dict[str, dict[str, Any]] = {
     "no-key": BASE, "false": {**BASE, "norm_topk_prob": False}, "zero": {**BASE, "norm_topk_prob": 0},
     "true": {**BASE, "norm_topk_prob": True},

@@ -43,6 +43,8 @@ LIVE_CHECKS = (
     "gpu-memory", "gpu-memory-balance", "gpu-compute-mode", "dependencies", "shm", "port", "memlock",
     "model-architecture",
 )  # fmt: skip
+#: the check ids this module's results carry (imend15: gate_preflight.preflight_checks derives --allow's from them)
+CHECK_IDS = ("dependencies",)  # (its own: the dependencies result of a target not read)
 
 
 @record

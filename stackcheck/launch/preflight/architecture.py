@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from stackcheck.readers.entryclasses import Registry
 
 CHECK = "model-architecture"
+#: the check ids this module's results carry (imend15: gate_preflight.preflight_checks derives --allow's from them)
+CHECK_IDS = (CHECK,)
 
 
 def override_architectures(options: Mapping[str, Any]) -> tuple[list[str] | None, str | None]:

@@ -40,6 +40,10 @@ _META_DIR = re.compile(
 )
 
 
+#: the check ids this module's results carry (imend15: gate_preflight.preflight_checks derives --allow's from them)
+CHECK_IDS = ("dependencies",)
+
+
 def normalise(name: str) -> str:
     return _NORMALISE.sub("-", name).lower()
 

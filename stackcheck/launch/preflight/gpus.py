@@ -24,6 +24,10 @@ _UUID_PREFIX = _lazy(r"^GPU-[0-9a-fA-F-]+$")
 _MIG = _lazy(r"^MIG-[0-9A-Za-z/-]+$")
 
 
+#: the check ids this module's results carry (imend15: gate_preflight.preflight_checks derives --allow's from them)
+CHECK_IDS = ("gpu-count", "parallel-layout")
+
+
 class Layout(NamedTuple):
     """The parallel layout of a launch, from its flags (SGLang's defaults when absent)."""
 

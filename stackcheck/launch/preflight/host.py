@@ -31,6 +31,10 @@ __all__ = [
 ]  # fmt: skip
 
 
+#: the check ids this module's results carry (imend15: gate_preflight.preflight_checks derives --allow's from them)
+CHECK_IDS = ("shm", "port", "memlock")
+
+
 def check_port(host: str, port: int, reading: tuple[bool | None, str], spec: Mapping[str, Any]) -> CheckResult:
     free, where = reading
     src = spec.get("source")

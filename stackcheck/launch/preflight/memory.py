@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 MIB = 1 << 20
 
 
+#: the check ids this module's results carry (imend15: gate_preflight.preflight_checks derives --allow's from them)
+CHECK_IDS = ("gpu-memory", "gpu-memory-balance", "gpu-compute-mode")
+
+
 class Weights(NamedTuple):
     """The model's weight files: total bytes, how many files, and where (for the message)."""
 

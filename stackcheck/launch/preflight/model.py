@@ -707,6 +707,8 @@ def read_model(
 
 
 CONFIG_KEYS_CHECK = "model-config-keys"
+#: the check ids this module's results carry (imend15: gate_preflight.preflight_checks derives --allow's from them)
+CHECK_IDS = ("model", "draft-model", CONFIG_KEYS_CHECK)
 
 
 def config_keys_result(

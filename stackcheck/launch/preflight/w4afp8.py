@@ -255,6 +255,8 @@ def check_modelopt_mixed_min_cc(
 
 #: another --quantization on a MIXED_PRECISION checkpoint the release parses to w4afp8: a mismatch SGLang raises
 MISMATCH_CHECK = "modelopt-mixed-flag-mismatch"
+#: the check ids this module's results carry (imend15: gate_preflight.preflight_checks derives --allow's from them)
+CHECK_IDS = (CHECK, MIXED_CC_CHECK, MISMATCH_CHECK)
 
 
 def check_w4afp8_flag_mismatch(
