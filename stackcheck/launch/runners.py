@@ -236,11 +236,78 @@ def _ionice_number(what: str) -> Callable[[str], str | None]:
     None where it is taken (irobust12)."""
 
     def check(value: str) -> str | None:
-        if re.fullmatch(r"[+-]?\d{1,9}", value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
+        # (irobust13: a class is a name or digits alone: ionice reads it as a number only where its first character is
+        # a digit, so `-c -1` / `-c +2` are names it does not know; util-linux 2.38.1 run on this box: both exit 1,
+        # with or without -t)
+        number = r"\d{1,9}" if what == "class" else r"[+-]?\d{1,9}"
+        if re.fullmatch(number, value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
             return None
         return f"its {what} `{value[:40]}` is no number ionice reads (it exits 1 before running the command)"
 
     return check
+
+
+def _ionice_refused(options: Sequence[str]) -> str | None:
+    """Why util-linux ionice exits 1 at ioprio_set before it runs its command, its options `options` read as
+    getopt "+c:n:p:P:tu:hV" reads them (irobust13): a class number outside 0-3 (none, realtime, best-effort, idle),
+    or, for the realtime and best-effort classes (best-effort where no class is given), a level outside 0-7, unless
+    -t / --ignore makes ionice run the command whatever ioprio_set answers. util-linux 2.38.1 run on this box (kernel
+    6.18): `-c 7`, `-c 4`, `-n -1`, `-c 2 -n 99999`, `-c 2 -n 2147483647` exit 1, the command not run; `-t -c 7`,
+    `-c 0 -n 99`, `-c 3 -n -5` (none / idle set their own level), `-c 1 -n 8` run it. A level above 7 is the kernel's
+    to take or refuse (6.18 took 8, which newer kernels read as a hint bit; EINVAL where the level is 3 bits alone):
+    unknown too, as the sign of a level refused. The checks of the values' form are VALUE_CHECKS'."""
+    klass: str | None = None
+    level: str | None = None
+    tolerant = False
+    i = 0
+    while i < len(options):
+        word = options[i]
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            found = [n for n in ("class", "classdata", "ignore") if name and n.startswith(name)]
+            full = name if name in found else found[0] if len(found) == 1 else None  # (getopt_long: exact, or unique)
+            if full == "ignore":
+                tolerant = True
+            elif full in ("class", "classdata"):
+                if not eq:
+                    i += 1
+                    value = options[i] if i < len(options) else ""
+                if full == "class":
+                    klass = value
+                else:
+                    level = value
+        elif word.startswith("-") and len(word) > 1:
+            j = 1
+            while j < len(word):
+                letter = word[j]
+                if letter == "t":
+                    tolerant = True
+                elif letter in "cnpPu":
+                    value = word[j + 1 :]
+                    if not value:
+                        i += 1
+                        value = options[i] if i < len(options) else ""
+                    if letter == "c":
+                        klass = value
+                    elif letter == "n":
+                        level = value
+                    break
+                j += 1
+        i += 1
+    if tolerant:
+        return None
+    number = {name: n for n, name in enumerate(_IONICE_CLASSES)}.get((klass or "best-effort").lower())
+    if number is None and klass is not None and klass.isdigit():
+        number = int(klass)
+        if number > 3:
+            return (f"its class `{klass[:40]}` is none of 0-3 (ionice warns \"unknown prio class\", then ioprio_set "
+                    "refuses it and ionice exits 1 before running the command; -t would run it)")  # fmt: skip
+    if number in (1, 2) and level is not None and re.fullmatch(r"[+-]?\d{1,9}", level, re.ASCII):
+        if not 0 <= int(level) <= 7:
+            return (f"its level `{level[:40]}` is outside 0-7 for the realtime / best-effort class (ioprio_set "
+                    "refuses it, or on newer kernels reads the bits above 7 as a hint: ionice exits 1 before running "
+                    "the command where refused; -t would run it)")  # fmt: skip
+    return None
 
 
 _TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
@@ -536,6 +603,10 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
     if spec.needs_dashdash and not ended:
         return Reading(None, f"{program} reads the words after its command as its own options unless `--` ends its "
                        "options (getopt permutes them)")  # fmt: skip
+    if program == "ionice":
+        why = _ionice_refused(argv[at + 1 : i])
+        if why is not None:
+            return Reading(None, why)
     if spec.positional and program == "chrt" and i < n and not argv[i].isdigit():
         return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
     if spec.positional and i < n:
