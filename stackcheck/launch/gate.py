@@ -253,6 +253,7 @@ class _Seen:
     copies: str | None = None
     srun_env: list[tuple[str, int | None]] = field(default_factory=list)
     srun_nodes: list[str] = field(default_factory=list)
+    job_id: str | None = None
     wrapped: Any = None
 
     def passed(self, i: int) -> None:
@@ -270,6 +271,7 @@ class _Seen:
             # SLURM_JOB_ID, srun(1) OUTPUT ENVIRONMENT VARIABLES; the outer one is passed first, at any level)
             in_job = self.trace is not None and bool(self.trace.get("srun_passed"))
             self.srun_env += srun_env_gpus(line, env, in_job)  # (imend8: srun's GPU options from its environment)
+            self.job_id = self.job_id or srun_job_id_refused(line, env, in_job)
             if self.trace is not None:
                 self.trace["srun_passed"] = True
             nodes, single = _srun_nodes(line, env)
@@ -288,6 +290,8 @@ class _Seen:
         _root_seen(trace, self.root)
         _copies_seen(trace, self.copies)
         _srun_env_seen(trace, self.srun_env)
+        if trace is not None and self.job_id is not None:
+            trace.setdefault("srun_job_id", self.job_id)
         if trace is not None and self.srun_nodes:
             trace.setdefault("srun_env_nodes", []).extend(self.srun_nodes)
         _wrapped_seen(trace, self.wrapped, cleared)
@@ -930,12 +934,49 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str], in_job: bool = False) 
     return out
 
 
+#: (irobust13) the job ids srun reads, as every release since 20.11 reads them: src/common/slurm_opt.c arg_set_jobid
+#: (slurm-20-11-0-1: parse_int("--jobid", arg, true), a positive int; slurm-23-02-0-1 and master 284c3b95f0:
+#: slurm_parse_step_str, src/common/slurm_protocol_defs.c unfmt_job_id_string :1039, whose error is fatal(), "Bad
+#: job/step specified"). srun reads SLURM_JOB_ID as --jobid (src/srun/opt.c env_vars[] :581, _opt_env :662-664: even
+#: empty, getenv gives ""), so a value neither reads (empty, 0, a name, a sign or a blank, past 2^31 - 1) ends srun
+#: before it runs a command, whatever the line says after it. Read here: a positive decimal with no sign, at most
+#: 2147483647; the later forms (JOB_TASK, JOB+COMPONENT, JOB.STEP, a SLUID) that 20.11 refuses are not read: unknown.
+_JOB_ID = _lazy(r"[1-9][0-9]{0,9}")
+SRUN_JOB_ID_SOURCE = [
+    {"title": "Slurm src/common/slurm_opt.c arg_set_jobid (slurm-20-11-0-1: parse_int; slurm-23-02-0-1 onward: "
+     "slurm_parse_step_str, fatal on a bad id) and src/srun/opt.c env_vars[] (SLURM_JOB_ID read as --jobid)",
+     "url": "https://github.com/SchedMD/slurm/blob/master/src/common/slurm_opt.c"},
+]  # fmt: skip
+
+
+def srun_job_id_refused(line: SrunLine, env: Mapping[str, str], in_job: bool = False) -> str | None:
+    """The first job id an srun is given (SLURM_JOB_ID in its environment `env`, read first, then each --jobid of its
+    line) that _JOB_ID does not read, as "WHERE `VALUE`"; None where every one is read. `in_job`: it runs as another
+    srun's task, whose SLURM_JOB_ID that srun sets to its own job's id."""
+    given = [] if in_job or _JOB_ENV not in env else [(_JOB_ENV, env[_JOB_ENV])]
+    given += [("--jobid", value or "") for names, value in line.options if names == ("jobid",)]
+    for where, value in given:
+        if _JOB_ID.fullmatch(value) is None or int(value) > 2**31 - 1:
+            shown = value[:40].encode("ascii", "backslashreplace").decode()
+            return f"{where} `{shown}`"
+    return None
+
+
+def srun_job_id_problem(given: str) -> Problem:
+    return Problem("srun", "unknown", None, f"`srun` stands before the launch with the job id {given}, which srun "
+                   "does not read as one (a positive decimal job id): it exits (\"Bad job/step specified\" or "
+                   "\"invalid --jobid\") before running the command, or reads a form the gate does not",
+                   SRUN_JOB_ID_SOURCE)  # fmt: skip
+
+
 def _srun_in_job(line: SrunLine, env: Mapping[str, str]) -> bool:
-    """Whether an srun runs its step inside an existing job (_JOB_ENV): --jobid on its line, or SLURM_JOB_ID set (not
-    empty) in its environment; else it starts a job of its own."""
+    """Whether an srun runs its step inside an existing job (_JOB_ENV): --jobid on its line, or SLURM_JOB_ID set in
+    its environment; else it starts a job of its own."""
     if any(names == ("jobid",) for names, _ in line.options):
         return True
-    return bool(_env_option(env, _JOB_ENV)[0])
+    # (irobust13: set at all, even empty: opt.c is_step = getenv() != NULL, and "" is then a job id srun refuses,
+    # srun_job_id_refused; not a job of its own)
+    return _JOB_ENV in env
 
 
 def _env_option(env: Mapping[str, str], *variables: str) -> tuple[str | None, str]:
@@ -3222,6 +3263,8 @@ def derive(
             d.problems.insert(0, srun_node_rank_problem(spread, nnodes, rank))
         if any(_srun_holds(s) and not _srun_in_job(s, cmd_env) for s in sruns):
             d.problems.append(srun_hold_note())
+    if isinstance(trace.get("srun_job_id"), str):  # (irobust13: a job id srun refuses: it runs nothing)
+        d.problems.insert(0, srun_job_id_problem(trace["srun_job_id"]))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
