@@ -636,11 +636,46 @@ SRUN_TASKS_SOURCES = [
 _SRUN_TASKS_ENV = ("SLURM_NPROCS", "SLURM_NTASKS")
 
 
+#: (irobust13) srun's SLURM_HOSTFILE, where its line gives no -w / -F: Slurm src/common/slurm_opt.c _validate_nodelist
+#: :5793-5834 (master 284c3b95f0; srun/libsrun/opt.c :979 in slurm-20-11-0-1) takes the variable's value, set at all
+#: (xstrdup(getenv()): an empty value too, read as the file `./`, a directory whose read gives no host: "Hostlist is
+#: empty!", then "Failure getting NodeNames from hostfile" and exit 1), as a file of hosts with the arbitrary
+#: distribution; src/srun/opt.c _opt_verify :1110-1125 then sets the task count to the hosts listed (a host listed
+#: twice: two tasks on that node, two servers on its GPUs and --port) where -n is not on the line (:939-943: one from
+#: the environment is dropped), and _validate_arbitrary :5837-5849 (commit 140a8dd3ef, Slurm 23.11 on) exits on a -N
+#: given on the line ("--nodes is incompatible with --distribution=arbitrary"). The file itself is not read (it is on
+#: the box the job starts from, and a missing, unreadable or odd file ends srun too): unknown unless -n 1 is given
+#: (one task, on the file's first host). Inferred from the sources; no Slurm here.
+def _srun_hostfile(line: SrunLine, env: Mapping[str, str]) -> str | None:
+    """Why an srun's SLURM_HOSTFILE (the note above) may run more than one copy of the launch on a node, or end
+    srun before it runs one, as `hostfile: WHY`; None where the line gives -w / -F or the variable is not set."""
+    got = line.counts
+    if "nodelist" in got or "nodefile" in got or "SLURM_HOSTFILE" not in env:
+        return None
+    name = env["SLURM_HOSTFILE"][:80]
+    if not name:
+        return ("hostfile: SLURM_HOSTFILE is set and empty: srun reads `./` as its hostfile, finds no host in it and "
+                "exits before running the command")  # fmt: skip
+    if got.get("nodes") is not None:
+        return (
+            f"hostfile: SLURM_HOSTFILE `{name}` and -N {got['nodes'][:40]} on its line: srun exits before running "
+            'the command from Slurm 23.11 on ("--nodes is incompatible with --distribution=arbitrary")'
+        )
+    if (got.get("ntasks") or "").strip() in ("1", "01"):
+        return None
+    return (f"hostfile: SLURM_HOSTFILE `{name}` gives srun its hosts and, with no -n 1 on its line, a task per host "
+            "listed: a node listed more than once runs more than one copy of the launch, each a whole server on that "
+            "node's GPUs and --port (the gate does not read the file)")  # fmt: skip
+
+
 def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
     """Why an srun (its options: runners.srun_line) may run more than one copy of its command on one node (ifc56:
     SRUN_TASKS_SOURCES), None where it runs at most one a node: no task count above 1, or -N at least the count with
     no --ntasks-per-node above 1. A count that is no whole number is taken as more than one (fail closed)."""
     got = line.counts
+    hostfile = _srun_hostfile(line, env)
+    if hostfile is not None:
+        return hostfile
     ntasks_raw = got.get("ntasks") or _env_option(env, *_SRUN_TASKS_ENV)[0]
 
     def count(raw: str | None, low: bool) -> int | None:
@@ -1170,6 +1205,10 @@ def _copies_seen(trace: dict[str, Any] | None, copies: str | None) -> None:
 def srun_copies_problem(why: str) -> Problem:
     """The unknown of a launch srun may start more than once on one node (_srun_copies), or an srun inside another's
     step without --overlap (_srun_nested)."""
+    if why.startswith("hostfile: "):  # (irobust13: _srun_hostfile)
+        return Problem("srun", "unknown", None, f"`srun` stands before the launch and {why.removeprefix('hostfile: ')} "
+                       "(fail closed); give srun -w HOSTS (or -F FILE) and -n, or unset SLURM_HOSTFILE",
+                       SRUN_TASKS_SOURCES)  # fmt: skip
     if why.startswith("nested"):
         return Problem("srun", "unknown", None, "an srun runs as the task of another srun before the launch, without "
                        "--overlap: the inner srun asks for a step inside the same job, whose CPUs and memory the "
