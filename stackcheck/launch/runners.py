@@ -100,17 +100,25 @@ RUNNERS: dict[str, Runner] = {
                     _f("shared", "exclusive", "unlock", "nonblocking", "nb", "close", "no-fork", "verbose", "fcntl",
                        "help", "version"), 1),
     # (igap54) strace 6.1: getopt "+a:Ab:cCdDe:E:fFhiI:kno:O:p:P:qrs:S:tTu:U:vVwxX:yYzZ" (read from the binary on
-    # this box); long options from `strace --help` (those with a required value; one not listed may take the next
-    # word); -p / --attach traces a running process, no command. -E / -u are read in launch/elsewhere.py (opaque).
+    # this box); -p / --attach traces a running process, no command. -E / -u are read in launch/elsewhere.py (opaque).
+    # (irobust13) its long options are strace 6.1's whole table (strace/strace v6.1 src/strace.c longopts[] :2270-2330;
+    # those with an optional value, `--name[=VALUE]`, are plain here): getopt_long takes an unambiguous prefix of them
+    # (`strace --hel` prints its help and exits) and exits on a name it does not know; only the options srun's SPANK
+    # plugins may add are unlisted, strace has none. A later release's option (6.19: --always-show-pid, --arg-names,
+    # --argv0, --kill-on-exit, --namespace, --syscall-limit, --trace-fds, --stack-trace-frame-limit) is not read:
+    # unknown, where 6.1 exits on it. Before, an unlisted name was read as an option that might take the next word and
+    # the launch after it judged: `strace --hel` and `strace --xyz` were allowed (run here: both exit, no command run)
     "strace": Runner(
         "abeEIoOpPsSuUX", "AcCdDfFiknqrtTvwxyzZ",
-        _f("abbrev", "attach", "columns", "const-print-style", "env", "fault", "inject", "interruptible", "output",
-           "raw", "read", "signal", "status", "string-limit", "summary-columns", "summary-sort-by",
-           "summary-syscall-overhead", "trace", "trace-path", "user", "verbose", "write"),
-        _f("debug", "failed-only", "follow-forks", "instruction-pointer", "no-abbrev", "output-append-mode",
-           "output-separately", "seccomp-bpf", "stack-traces", "successful-only", "summary", "summary-only",
-           "summary-wall-clock", "syscall-number"),
-        0, "phV", _f("attach", "help", "version"), every_long_known=False,  # (imend14: -h / -V print and exit)
+        _f("abbrev", "attach", "columns", "const-print-style", "detach-on", "env", "fault", "inject", "interruptible",
+           "kvm", "output", "raw", "read", "signals", "status", "string-limit", "summary-columns", "summary-sort-by",
+           "summary-syscall-overhead", "trace", "trace-path", "user", "verbose", "write", "decode-pids"),
+        _f("debug", "failed-only", "failing-only", "follow-forks", "instruction-pointer", "no-abbrev",
+           "output-append-mode", "output-separately", "seccomp-bpf", "stack-traces", "successful-only", "summary",
+           "summary-only", "summary-wall-clock", "syscall-number", "pidns-translation", "daemonize", "daemonised",
+           "daemonized", "relative-timestamps", "absolute-timestamps", "timestamps", "syscall-times",
+           "strings-in-hex", "tips", "quiet", "silent", "silence", "decode-fds", "secontext"),
+        0, "phV", _f("attach", "help", "version"),  # (imend14: -h / -V print and exit)
     ),
     # (irev80: its letters are SRUN_SHORT_VALUE's, imend11's reading of slurm_opt.c, and SRUN_SHORT_OPTIONAL's -I / -K
     # / -k take the rest of their cluster only, read_runner's srun case; -b / -F / -r were unknown here, -j plain,
