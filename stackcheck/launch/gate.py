@@ -2776,7 +2776,7 @@ def parse_flags(
                                     "a node: each node expands its own rank (judged as node 0's)",
                                     [SRUN_NODE_ID_SOURCE]))  # fmt: skip
             continue
-        if unexpanded and kind in ("int", "float") and _EXPANSION.search(value):  # (a choice's: kept, unknown later)
+        if unexpanded and kind in ("int", "float") and _expands(value):  # (a choice's: kept, unknown later)
             problems.append(
                 Problem(
                     flag, "unknown", None,
@@ -4470,7 +4470,11 @@ def expanded_word_problems(args: Sequence[str], mapping: Mapping[str, Any]) -> l
     --model-path M $EXTRA_ARGS"`, `... \"$@\"`, `$(cat flags)`, `--enable-$X`: the words it becomes are flags the gate
     never read, an `--enable-lmcache` among them, and the launch was allowed). A word after a `--flag` that takes a
     value is that value (judged by the flag's own readings); after a switch (launch.json release_flags nargs 0 in
-    any release, or a prefix of one: fail closed), a `--flag=value` word, a value or nothing, it stands alone."""
+    any release, or a prefix of one: fail closed), a `--flag=value` word, a value or nothing, it stands alone.
+    irobust13: a brace expansion too (`--{enable-dp-attention,enable-torch-compile}`, `{--enable-dp-attention,--dp-size
+    =2}`: bash, zsh and ksh make several words of it, flags the gate never read; allowed before, with a note at most),
+    and after a flag that takes a value one where a word it makes starts with `-` (_brace_option). dash leaves the
+    braces as written, a word SGLang's parser then refuses: unknown either way."""
     table = mapping.get("release_flags")
     nargs = table.get("nargs") if isinstance(table, Mapping) else None
     switches = sorted(
@@ -4481,14 +4485,15 @@ def expanded_word_problems(args: Sequence[str], mapping: Mapping[str, Any]) -> l
     for k, word in enumerate(args):
         if word == "--":
             return []
-        if not _EXPANSION.search(word):
+        braces = _BRACES.search(word) is not None
+        if not _EXPANSION.search(word) and not braces:
             continue
         if word.startswith("-"):
-            if "=" in word and not _EXPANSION.search(word.partition("=")[0]):
-                continue  # (`--tp=$TP`: the flag's value, read by its own check)
+            if "=" in word and not _expands(word.partition("=")[0]):
+                continue  # (`--tp=$TP`, `--tp={2,4}`: the flag's value (each word's, a brace's), read by its own check)
         else:
             prev = args[k - 1] if k else ""
-            if prev.startswith("--") and "=" not in prev:
+            if prev.startswith("--") and "=" not in prev and not _brace_option(word):
                 at = bisect.bisect_left(switches, prev)
                 if not (at < len(switches) and switches[at].startswith(prev)):
                     continue  # (the value of the option before it)
@@ -4498,8 +4503,27 @@ def expanded_word_problems(args: Sequence[str], mapping: Mapping[str, Any]) -> l
         message = (f"the shell string expands {shown!r} where SGLang's parser takes an option, into words the gate "
                    "does not read (flags, and the features they turn on, not judged: fail closed); write the flags out "
                    "in the command line")  # fmt: skip
-        return [Problem(shown, "unknown", None, message, [EXPANSION_SOURCE])]
+        return [Problem(shown, "unknown", None, message, [BRACE_SOURCE if braces else EXPANSION_SOURCE])]
     return []
+
+
+#: (irobust13) brace expansion, which POSIX sh leaves out and bash, zsh and ksh do before every other expansion
+BRACE_SOURCE = {
+    "title": "GNU Bash Reference Manual, 3.5.1 Brace Expansion (a comma list or a sequence between braces makes "
+    "several words; performed before any other expansion)",
+    "url": "https://www.gnu.org/software/bash/manual/html_node/Brace-Expansion.html",
+}
+
+
+def _expands(word: str) -> bool:
+    """Whether a shell string's word holds an expansion (_EXPANSION) or a brace expansion (_BRACES)."""
+    return _EXPANSION.search(word) is not None or _BRACES.search(word) is not None
+
+
+def _brace_option(word: str) -> bool:
+    """(irobust13) Whether a brace expansion in `word` makes a word that starts with `-` (`{x,--enable-foo}`): after a
+    flag that takes a value, the first word it makes is that value and the others stand where argparse takes options."""
+    return any(part.startswith("-") for m in _BRACES.finditer(word) for part in m[0][1:-1].split(","))
 
 
 #: _release_nargs' last reading: [the nargs table, the release, its reading]
