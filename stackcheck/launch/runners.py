@@ -338,6 +338,22 @@ def _positional_refused(program: str, options: Sequence[str], value: str) -> str
         kind = "list" if "c" in shorts or "cpu-list" in longs else "mask"
         return f"its CPU {kind} `{value[:40]}` is not one taskset reads as one (it exits 1 before running the command)"
     if program == "chrt":
+        # (irobust13) util-linux 2.38.1 run on this box: `chrt -a -f 5 touch F` exits 1 ("cannot obtain the list of
+        # tasks": -a / --all-tasks reads the tasks of a pid, 0 without -p); `chrt -d 0 touch F` exits 1 (SCHED_DEADLINE
+        # without its runtime: EINVAL), and with -T / -D / -P it runs the command in a process that cannot fork or
+        # start a thread (`sh -c 'true & wait'`: "Cannot fork"; the kernel refuses a SCHED_DEADLINE task's clone
+        # unless reset-on-fork, -R, gives the child another policy), where the server starts its schedulers and
+        # threads; and the kernel admits a deadline task only within its bandwidth: unknown, not read
+        if "a" in shorts or any(name and "all-tasks".startswith(name) for name in longs):
+            return ("its -a / --all-tasks asks for the tasks of a pid (0 without -p: chrt exits 1, \"cannot obtain the "
+                    "list of tasks\", before running the command)")  # fmt: skip
+        if "d" in shorts or any(name and "deadline".startswith(name) for name in longs):
+            return ("its SCHED_DEADLINE policy (-d / --deadline) is refused without a runtime (chrt exits 1), and "
+                    "without -R the server's processes and threads cannot be started (fork / clone: EAGAIN); the "
+                    "kernel's admission of its runtime, deadline and period is not read")  # fmt: skip
+        if any(c in shorts for c in "TPD") or any(name.startswith("sched-") for name in longs):
+            return ("its -T / -P / -D (--sched-runtime, --sched-period, --sched-deadline) are for SCHED_DEADLINE "
+                    "alone: chrt exits 1 on them with another policy, before running the command")  # fmt: skip
         other = any(c in shorts for c in "obid") or bool(longs & {"other", "batch", "idle", "deadline"})
         if (
             value.isascii()
