@@ -321,6 +321,20 @@ def _ionice_refused(options: Sequence[str]) -> str | None:
 _TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
 
 
+def _cpu_ranges_ordered(value: str) -> bool:
+    """(irobust13) Whether each `A-B[:S]` of a CPU list (_TASKSET_RANGE's form) has A <= B and a stride S above 0:
+    util-linux 2.38.1 run on this box: `taskset -c 1-0 touch F`, `taskset -c 0-3:0 touch F` exit 1, F not made
+    (lib/cpuset.c cpulist_parse refuses them); `-c 0-3:2`, `-c 00` run it."""
+    for item in value.split(","):
+        span, _, stride = item.partition(":")
+        low, _, high = span.partition("-")
+        if high and int(low) > int(high):
+            return False
+        if stride and int(stride) == 0:
+            return False
+    return True
+
+
 def _positional_refused(program: str, options: Sequence[str], value: str) -> str | None:
     """Why taskset's MASK / CPU list or chrt's priority (the word after the options) is one the program refuses and
     exits 1 on before it runs the command (irobust12; util-linux 2.38 run on this box: `taskset 0`, `taskset 0xZZ`,
@@ -331,7 +345,7 @@ def _positional_refused(program: str, options: Sequence[str], value: str) -> str
     longs = {w[2:].split("=", 1)[0] for w in options if w.startswith("--")}
     if program == "taskset":
         if "c" in shorts or "cpu-list" in longs:
-            if re.fullmatch(f"{_TASKSET_RANGE}(?:,{_TASKSET_RANGE})*", value, re.ASCII):
+            if re.fullmatch(f"{_TASKSET_RANGE}(?:,{_TASKSET_RANGE})*", value, re.ASCII) and _cpu_ranges_ordered(value):
                 return None
         elif re.fullmatch(r"(?:0[xX])?[0-9a-fA-F]{1,64}", value) and value.lower().removeprefix("0x").strip("0"):
             return None
