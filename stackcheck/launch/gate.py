@@ -650,7 +650,24 @@ def _srun_hostfile(line: SrunLine, env: Mapping[str, str]) -> str | None:
     """Why an srun's SLURM_HOSTFILE (the note above) may run more than one copy of the launch on a node, or end
     srun before it runs one, as `hostfile: WHY`; None where the line gives -w / -F or the variable is not set."""
     got = line.counts
-    if "nodelist" in got or "nodefile" in got or "SLURM_HOSTFILE" not in env:
+    listed = got.get("nodelist") if got.get("nodefile") is None else None
+    if listed is not None or got.get("nodefile") is not None:
+        # (the line's own list, with the arbitrary distribution: -m / SLURM_DISTRIBUTION `arbitrary` or `hostfile`,
+        # proc_args.c _parse_dist_base: a task per host listed as well, _opt_verify)
+        dist = got.get("distribution")
+        dist = dist if dist is not None else _env_option(env, "SLURM_DISTRIBUTION")[0]
+        if (dist or "").split(",", 1)[0].lower() not in ("arbitrary", "hostfile"):
+            return None
+        if (got.get("ntasks") or "").strip() in ("1", "01"):
+            return None
+        hosts = listed.split(",") if listed is not None and not any(c in listed for c in "[/ \t\n") else None
+        if hosts is not None and len(set(hosts)) == len(hosts):
+            return None  # (each host once: a task a node, _srun_spread's)
+        where = f"-w {listed[:80]}" if listed is not None else f"-F {str(got.get('nodefile'))[:80]}"
+        return (f"hostfile: the arbitrary distribution (-m {str(dist)[:40]}) takes a task per host of its {where}, "
+                "with no -n 1 on its line: a node listed more than once runs more than one copy of the launch, each "
+                "a whole server on that node's GPUs and --port (the list not read as distinct hosts)")  # fmt: skip
+    if "SLURM_HOSTFILE" not in env:
         return None
     name = env["SLURM_HOSTFILE"][:80]
     if not name:
@@ -1207,7 +1224,7 @@ def srun_copies_problem(why: str) -> Problem:
     step without --overlap (_srun_nested)."""
     if why.startswith("hostfile: "):  # (irobust13: _srun_hostfile)
         return Problem("srun", "unknown", None, f"`srun` stands before the launch and {why.removeprefix('hostfile: ')} "
-                       "(fail closed); give srun -w HOSTS (or -F FILE) and -n, or unset SLURM_HOSTFILE",
+                       "(fail closed); give srun -n 1, or -w with each host once (and no SLURM_HOSTFILE)",
                        SRUN_TASKS_SOURCES)  # fmt: skip
     if why.startswith("nested"):
         return Problem("srun", "unknown", None, "an srun runs as the task of another srun before the launch, without "

@@ -474,9 +474,9 @@ def srun_long(word: str) -> tuple[str, ...]:
 class SrunLine(NamedTuple):
     """srun's options before its command, read once for all their readers (imend10: two loops, each after its own
     read_runner, read them before). `command` / `unsure`: read_runner's; `options`: srun_options'; `counts`: -n / -N /
-    --ntasks-per-node / -G / -w / -F, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus" | "nodelist" | "nodefile": the
-    last value given}, and "hold": "" where -H is given in a cluster of short options (imend14; --hold is in
-    `options`)."""
+    --ntasks-per-node / -G / -w / -F / -m, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus" | "nodelist" | "nodefile" |
+    "distribution": the last value given}, and "hold": "" where -H is given in a cluster of short options (imend14;
+    --hold is in `options`)."""
 
     command: int | None
     unsure: str | None
@@ -486,7 +486,8 @@ class SrunLine(NamedTuple):
 
 _SRUN_COUNTED = {"ntasks": "ntasks", "nodes": "nodes", "ntasks-per-node": "ntasks-per-node", "gpus": "gpus",
                  "n": "ntasks", "N": "nodes", "G": "gpus", "nodelist": "nodelist", "w": "nodelist",
-                 "nodefile": "nodefile", "F": "nodefile"}  # fmt: skip
+                 "nodefile": "nodefile", "F": "nodefile", "distribution": "distribution",
+                 "m": "distribution"}  # fmt: skip
 
 
 def srun_line(argv: Sequence[str], at: int) -> SrunLine:
