@@ -325,6 +325,34 @@ def _ionice_refused(options: Sequence[str]) -> str | None:
 
 _TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
 
+#: (irobust13) numactl's node and CPU lists as libnuma reads them (numactl/numactl 93c1fe5 libnuma.c
+#: __numa_parse_nodestring :2108-2201, __numa_parse_cpustring :2236: an optional `!` then `+`, then `all` or
+#: comma-separated numbers and ranges; numactl.c :494-510 takes `same` for the last list), a string of letters
+#: otherwise resolve_affinity's (netdev:, file:, ip:, block:, pci:: a device's nodes, not read here)
+_NUMA_LIST = r"!?\+?(?:all|\d{1,5}(?:-\d{1,5})?(?:,\d{1,5}(?:-\d{1,5})?)*)"
+
+
+#: numactl's options that take a node list (numactl.c's getopt string and long options: -i, -w, -N, -c, -m, -p, -P)
+_NUMA_NODE_OPTIONS = ("i", "w", "N", "c", "m", "p", "P", "interleave", "weighted-interleave", "cpunodebind",
+                      "cpubind", "membind", "preferred", "preferred-many")  # fmt: skip
+
+
+def _numactl_list(what: str) -> Callable[[str], str | None]:
+    """Why numactl exits 1 (numactl.c: "<VALUE> is invalid", then usage(), exit 1) before running its command on a
+    node or CPU list it does not parse (irobust13: `numactl -N abc`, `-C x`, `--membind=` were read as taken and the
+    launch allowed); None where the list is of _NUMA_LIST's form or `same`. A device's name (netdev:eth0) is unknown
+    too: its nodes are not read. Whether the nodes or CPUs listed exist on the node is not read (libnuma refuses one
+    that does not: "out of range"). Read in the sources, not run (no numactl on this box)."""
+
+    def check(value: str) -> str | None:
+        if value == "same" or re.fullmatch(_NUMA_LIST, value, re.ASCII):
+            return None
+        return (f"its {what} list `{value[:40]}` is not one numactl reads as one (libnuma's numbers, ranges or all; "
+                "numactl prints \"is invalid\" and exits 1 before running the command), or names a device whose "
+                "nodes the gate does not read")  # fmt: skip
+
+    return check
+
 
 def _cpu_ranges_ordered(value: str) -> bool:
     """(irobust13) Whether each `A-B[:S]` of a CPU list (_TASKSET_RANGE's form) has A <= B and a stride S above 0:
@@ -394,6 +422,8 @@ VALUE_CHECKS: dict[str, dict[str, Callable[[str], str | None]]] = {
     "nice": {"n": _nice_adjustment, "adjustment": _nice_adjustment},
     "stdbuf": {k: _stdbuf_mode(k[0]) for k in ("i", "o", "e", "input", "output", "error")},
     "ionice": {k: _ionice_number("class" if k in "c class" else "level") for k in ("c", "class", "n", "classdata")},
+    "numactl": {**dict.fromkeys(_NUMA_NODE_OPTIONS, _numactl_list("node")), "C": _numactl_list("CPU")}
+    | {"physcpubind": _numactl_list("CPU")},
 }
 
 
