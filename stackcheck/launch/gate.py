@@ -255,6 +255,7 @@ class _Seen:
     copies: str | None = None
     srun_env: list[tuple[str, int | None]] = field(default_factory=list)
     srun_nodes: list[str] = field(default_factory=list)
+    job_id: str | None = None
     wrapped: Any = None
 
     def passed(self, i: int) -> None:
@@ -272,6 +273,7 @@ class _Seen:
             # SLURM_JOB_ID, srun(1) OUTPUT ENVIRONMENT VARIABLES; the outer one is passed first, at any level)
             in_job = self.trace is not None and bool(self.trace.get("srun_passed"))
             self.srun_env += srun_env_gpus(line, env, in_job)  # (imend8: srun's GPU options from its environment)
+            self.job_id = self.job_id or srun_job_id_refused(line, env, in_job)
             if self.trace is not None:
                 self.trace["srun_passed"] = True
             nodes, single = _srun_nodes(line, env)
@@ -293,6 +295,8 @@ class _Seen:
         _root_seen(trace, self.root)
         _copies_seen(trace, self.copies)
         _srun_env_seen(trace, self.srun_env)
+        if trace is not None and self.job_id is not None:
+            trace.setdefault("srun_job_id", self.job_id)
         if trace is not None and self.srun_nodes:
             trace.setdefault("srun_env_nodes", []).extend(self.srun_nodes)
         _wrapped_seen(trace, self.wrapped, cleared)
@@ -637,11 +641,63 @@ SRUN_TASKS_SOURCES = [
 _SRUN_TASKS_ENV = ("SLURM_NPROCS", "SLURM_NTASKS")
 
 
+#: (irobust13) srun's SLURM_HOSTFILE, where its line gives no -w / -F: Slurm src/common/slurm_opt.c _validate_nodelist
+#: :5793-5834 (master 284c3b95f0; srun/libsrun/opt.c :979 in slurm-20-11-0-1) takes the variable's value, set at all
+#: (xstrdup(getenv()): an empty value too, read as the file `./`, a directory whose read gives no host: "Hostlist is
+#: empty!", then "Failure getting NodeNames from hostfile" and exit 1), as a file of hosts with the arbitrary
+#: distribution; src/srun/opt.c _opt_verify :1110-1125 then sets the task count to the hosts listed (a host listed
+#: twice: two tasks on that node, two servers on its GPUs and --port) where -n is not on the line (:939-943: one from
+#: the environment is dropped), and _validate_arbitrary :5837-5849 (commit 140a8dd3ef, Slurm 23.11 on) exits on a -N
+#: given on the line ("--nodes is incompatible with --distribution=arbitrary"). The file itself is not read (it is on
+#: the box the job starts from, and a missing, unreadable or odd file ends srun too): unknown unless -n 1 is given
+#: (one task, on the file's first host). Inferred from the sources; no Slurm here.
+def _srun_hostfile(line: SrunLine, env: Mapping[str, str]) -> str | None:
+    """Why an srun's SLURM_HOSTFILE (the note above) may run more than one copy of the launch on a node, or end
+    srun before it runs one, as `hostfile: WHY`; None where the line gives -w / -F or the variable is not set."""
+    got = line.counts
+    listed = got.get("nodelist") if got.get("nodefile") is None else None
+    if listed is not None or got.get("nodefile") is not None:
+        # (the line's own list, with the arbitrary distribution: -m / SLURM_DISTRIBUTION `arbitrary` or `hostfile`,
+        # proc_args.c _parse_dist_base: a task per host listed as well, _opt_verify)
+        dist = got.get("distribution")
+        dist = dist if dist is not None else _env_option(env, "SLURM_DISTRIBUTION")[0]
+        if (dist or "").split(",", 1)[0].lower() not in ("arbitrary", "hostfile"):
+            return None
+        if (got.get("ntasks") or "").strip() in ("1", "01"):
+            return None
+        hosts = listed.split(",") if listed is not None and not any(c in listed for c in "[/ \t\n") else None
+        if hosts is not None and len(set(hosts)) == len(hosts):
+            return None  # (each host once: a task a node, _srun_spread's)
+        where = f"-w {listed[:80]}" if listed is not None else f"-F {str(got.get('nodefile'))[:80]}"
+        return (f"hostfile: the arbitrary distribution (-m {str(dist)[:40]}) takes a task per host of its {where}, "
+                "with no -n 1 on its line: a node listed more than once runs more than one copy of the launch, each "
+                "a whole server on that node's GPUs and --port (the list not read as distinct hosts)")  # fmt: skip
+    if "SLURM_HOSTFILE" not in env:
+        return None
+    name = env["SLURM_HOSTFILE"][:80]
+    if not name:
+        return ("hostfile: SLURM_HOSTFILE is set and empty: srun reads `./` as its hostfile, finds no host in it and "
+                "exits before running the command")  # fmt: skip
+    if got.get("nodes") is not None:
+        return (
+            f"hostfile: SLURM_HOSTFILE `{name}` and -N {got['nodes'][:40]} on its line: srun exits before running "
+            'the command from Slurm 23.11 on ("--nodes is incompatible with --distribution=arbitrary")'
+        )
+    if (got.get("ntasks") or "").strip() in ("1", "01"):
+        return None
+    return (f"hostfile: SLURM_HOSTFILE `{name}` gives srun its hosts and, with no -n 1 on its line, a task per host "
+            "listed: a node listed more than once runs more than one copy of the launch, each a whole server on that "
+            "node's GPUs and --port (the gate does not read the file)")  # fmt: skip
+
+
 def _srun_copies(line: SrunLine, env: Mapping[str, str]) -> str | None:
     """Why an srun (its options: runners.srun_line) may run more than one copy of its command on one node (ifc56:
     SRUN_TASKS_SOURCES), None where it runs at most one a node: no task count above 1, or -N at least the count with
     no --ntasks-per-node above 1. A count that is no whole number is taken as more than one (fail closed)."""
     got = line.counts
+    hostfile = _srun_hostfile(line, env)
+    if hostfile is not None:
+        return hostfile
     ntasks_raw = got.get("ntasks") or _env_option(env, *_SRUN_TASKS_ENV)[0]
 
     def count(raw: str | None, low: bool) -> int | None:
@@ -989,12 +1045,49 @@ def srun_env_gpus(line: SrunLine, env: Mapping[str, str], in_job: bool = False) 
     return out
 
 
+#: (irobust13) the job ids srun reads, as every release since 20.11 reads them: src/common/slurm_opt.c arg_set_jobid
+#: (slurm-20-11-0-1: parse_int("--jobid", arg, true), a positive int; slurm-23-02-0-1 and master 284c3b95f0:
+#: slurm_parse_step_str, src/common/slurm_protocol_defs.c unfmt_job_id_string :1039, whose error is fatal(), "Bad
+#: job/step specified"). srun reads SLURM_JOB_ID as --jobid (src/srun/opt.c env_vars[] :581, _opt_env :662-664: even
+#: empty, getenv gives ""), so a value neither reads (empty, 0, a name, a sign or a blank, past 2^31 - 1) ends srun
+#: before it runs a command, whatever the line says after it. Read here: a positive decimal with no sign, at most
+#: 2147483647; the later forms (JOB_TASK, JOB+COMPONENT, JOB.STEP, a SLUID) that 20.11 refuses are not read: unknown.
+_JOB_ID = _lazy(r"[1-9][0-9]{0,9}")
+SRUN_JOB_ID_SOURCE = [
+    {"title": "Slurm src/common/slurm_opt.c arg_set_jobid (slurm-20-11-0-1: parse_int; slurm-23-02-0-1 onward: "
+     "slurm_parse_step_str, fatal on a bad id) and src/srun/opt.c env_vars[] (SLURM_JOB_ID read as --jobid)",
+     "url": "https://github.com/SchedMD/slurm/blob/master/src/common/slurm_opt.c"},
+]  # fmt: skip
+
+
+def srun_job_id_refused(line: SrunLine, env: Mapping[str, str], in_job: bool = False) -> str | None:
+    """The first job id an srun is given (SLURM_JOB_ID in its environment `env`, read first, then each --jobid of its
+    line) that _JOB_ID does not read, as "WHERE `VALUE`"; None where every one is read. `in_job`: it runs as another
+    srun's task, whose SLURM_JOB_ID that srun sets to its own job's id."""
+    given = [] if in_job or _JOB_ENV not in env else [(_JOB_ENV, env[_JOB_ENV])]
+    given += [("--jobid", value or "") for names, value in line.options if names == ("jobid",)]
+    for where, value in given:
+        if _JOB_ID.fullmatch(value) is None or int(value) > 2**31 - 1:
+            shown = value[:40].encode("ascii", "backslashreplace").decode()
+            return f"{where} `{shown}`"
+    return None
+
+
+def srun_job_id_problem(given: str) -> Problem:
+    return Problem("srun", "unknown", None, f"`srun` stands before the launch with the job id {given}, which srun "
+                   "does not read as one (a positive decimal job id): it exits (\"Bad job/step specified\" or "
+                   "\"invalid --jobid\") before running the command, or reads a form the gate does not",
+                   SRUN_JOB_ID_SOURCE)  # fmt: skip
+
+
 def _srun_in_job(line: SrunLine, env: Mapping[str, str]) -> bool:
-    """Whether an srun runs its step inside an existing job (_JOB_ENV): --jobid on its line, or SLURM_JOB_ID set (not
-    empty) in its environment; else it starts a job of its own."""
+    """Whether an srun runs its step inside an existing job (_JOB_ENV): --jobid on its line, or SLURM_JOB_ID set in
+    its environment; else it starts a job of its own."""
     if any(names == ("jobid",) for names, _ in line.options):
         return True
-    return bool(_env_option(env, _JOB_ENV)[0])
+    # (irobust13: set at all, even empty: opt.c is_step = getenv() != NULL, and "" is then a job id srun refuses,
+    # srun_job_id_refused; not a job of its own)
+    return _JOB_ENV in env
 
 
 def _env_option(env: Mapping[str, str], *variables: str) -> tuple[str | None, str]:
@@ -1188,6 +1281,10 @@ def _copies_seen(trace: dict[str, Any] | None, copies: str | None) -> None:
 def srun_copies_problem(why: str) -> Problem:
     """The unknown of a launch srun may start more than once on one node (_srun_copies), or an srun inside another's
     step without --overlap (_srun_nested)."""
+    if why.startswith("hostfile: "):  # (irobust13: _srun_hostfile)
+        return Problem("srun", "unknown", None, f"`srun` stands before the launch and {why.removeprefix('hostfile: ')} "
+                       "(fail closed); give srun -n 1, or -w with each host once (and no SLURM_HOSTFILE)",
+                       SRUN_TASKS_SOURCES)  # fmt: skip
     if why.startswith("nested"):
         return Problem("srun", "unknown", None, "an srun runs as the task of another srun before the launch, without "
                        "--overlap: the inner srun asks for a step inside the same job, whose CPUs and memory the "
@@ -1289,7 +1386,7 @@ def _program_word(word: str, unexpanded: bool) -> str | None:
         # the gate does not read; it read the word as a relative path
         return (f"its program word `{word[:80]}` starts with a `~` and a name: the shell puts that user's home "
                 "directory (or PWD / OLDPWD) there, which the gate does not read: write the path out")  # fmt: skip
-    if unexpanded and _BRACES.search(word):
+    if unexpanded and _brace_groups(word):
         # (irobust12) bash, zsh and ksh expand `{a,b}` / `{1..3}` into several words (dash leaves them as written)
         return (f"its program word `{word[:80]}` holds a brace expansion, which bash, zsh and ksh make into several "
                 "words (the first runs the others as its arguments; dash keeps the braces as written, not found): "
@@ -1298,7 +1395,16 @@ def _program_word(word: str, unexpanded: bool) -> str | None:
 
 
 #: (irobust12) a brace expansion in a word (bash(1) Brace Expansion: a comma list or a sequence between braces)
-_BRACES = _lazy(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
+#: irobust13: a group between braces is read first and its comma or `..` looked for after, in linear time: the one
+#: pattern `\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}` backtracked over every comma of an unclosed group (`{a,a,a,...`: 10 s on a
+#: 40,000-byte word, an argument's 128 KiB in minutes)
+_BRACE_GROUP = _lazy(r"\{([^{}\s]*)\}")
+
+
+def _brace_groups(word: str) -> list[str]:
+    """The insides of the brace expansions in `word` (bash(1) Brace Expansion: a comma list or a sequence between
+    braces, no blank in it), innermost groups."""
+    return [m[1] for m in _BRACE_GROUP.finditer(word) if "," in m[1] or ".." in m[1]]
 
 
 #: coreutils timeout(1) and its source (launch/runners.py TIMEOUT, read_timeout)
@@ -2761,7 +2867,7 @@ def parse_flags(
                                     "a node: each node expands its own rank (judged as node 0's)",
                                     [SRUN_NODE_ID_SOURCE]))  # fmt: skip
             continue
-        if unexpanded and kind in ("int", "float") and _EXPANSION.search(value):  # (a choice's: kept, unknown later)
+        if unexpanded and kind in ("int", "float") and _expands(value):  # (a choice's: kept, unknown later)
             problems.append(
                 Problem(
                     flag, "unknown", None,
@@ -3286,6 +3392,8 @@ def derive(
             d.problems.insert(0, srun_node_rank_problem(spread, nnodes, rank))
         if any(_srun_holds(s) and not _srun_in_job(s, cmd_env) for s in sruns):
             d.problems.append(srun_hold_note())
+    if isinstance(trace.get("srun_job_id"), str):  # (irobust13: a job id srun refuses: it runs nothing)
+        d.problems.insert(0, srun_job_id_problem(trace["srun_job_id"]))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
@@ -4452,7 +4560,11 @@ def expanded_word_problems(args: Sequence[str], mapping: Mapping[str, Any]) -> l
     --model-path M $EXTRA_ARGS"`, `... \"$@\"`, `$(cat flags)`, `--enable-$X`: the words it becomes are flags the gate
     never read, an `--enable-lmcache` among them, and the launch was allowed). A word after a `--flag` that takes a
     value is that value (judged by the flag's own readings); after a switch (launch.json release_flags nargs 0 in
-    any release, or a prefix of one: fail closed), a `--flag=value` word, a value or nothing, it stands alone."""
+    any release, or a prefix of one: fail closed), a `--flag=value` word, a value or nothing, it stands alone.
+    irobust13: a brace expansion too (`--{enable-dp-attention,enable-torch-compile}`, `{--enable-dp-attention,--dp-size
+    =2}`: bash, zsh and ksh make several words of it, flags the gate never read; allowed before, with a note at most),
+    and after a flag that takes a value one where a word it makes starts with `-` (_brace_option). dash leaves the
+    braces as written, a word SGLang's parser then refuses: unknown either way."""
     table = mapping.get("release_flags")
     nargs = table.get("nargs") if isinstance(table, Mapping) else None
     switches = sorted(
@@ -4463,14 +4575,15 @@ def expanded_word_problems(args: Sequence[str], mapping: Mapping[str, Any]) -> l
     for k, word in enumerate(args):
         if word == "--":
             return []
-        if not _EXPANSION.search(word):
+        braces = bool(_brace_groups(word))
+        if not _EXPANSION.search(word) and not braces:
             continue
         if word.startswith("-"):
-            if "=" in word and not _EXPANSION.search(word.partition("=")[0]):
-                continue  # (`--tp=$TP`: the flag's value, read by its own check)
+            if "=" in word and not _expands(word.partition("=")[0]):
+                continue  # (`--tp=$TP`, `--tp={2,4}`: the flag's value (each word's, a brace's), read by its own check)
         else:
             prev = args[k - 1] if k else ""
-            if prev.startswith("--") and "=" not in prev:
+            if prev.startswith("--") and "=" not in prev and not _brace_option(word):
                 at = bisect.bisect_left(switches, prev)
                 if not (at < len(switches) and switches[at].startswith(prev)):
                     continue  # (the value of the option before it)
@@ -4480,8 +4593,27 @@ def expanded_word_problems(args: Sequence[str], mapping: Mapping[str, Any]) -> l
         message = (f"the shell string expands {shown!r} where SGLang's parser takes an option, into words the gate "
                    "does not read (flags, and the features they turn on, not judged: fail closed); write the flags out "
                    "in the command line")  # fmt: skip
-        return [Problem(shown, "unknown", None, message, [EXPANSION_SOURCE])]
+        return [Problem(shown, "unknown", None, message, [BRACE_SOURCE if braces else EXPANSION_SOURCE])]
     return []
+
+
+#: (irobust13) brace expansion, which POSIX sh leaves out and bash, zsh and ksh do before every other expansion
+BRACE_SOURCE = {
+    "title": "GNU Bash Reference Manual, 3.5.1 Brace Expansion (a comma list or a sequence between braces makes "
+    "several words; performed before any other expansion)",
+    "url": "https://www.gnu.org/software/bash/manual/html_node/Brace-Expansion.html",
+}
+
+
+def _expands(word: str) -> bool:
+    """Whether a shell string's word holds an expansion (_EXPANSION) or a brace expansion (_brace_groups)."""
+    return _EXPANSION.search(word) is not None or bool(_brace_groups(word))
+
+
+def _brace_option(word: str) -> bool:
+    """(irobust13) Whether a brace expansion in `word` makes a word that starts with `-` (`{x,--enable-foo}`): after a
+    flag that takes a value, the first word it makes is that value and the others stand where argparse takes options."""
+    return any(part.startswith("-") for inside in _brace_groups(word) for part in inside.split(","))
 
 
 #: _release_nargs' last reading: [the nargs table, the release, its reading]

@@ -100,17 +100,25 @@ RUNNERS: dict[str, Runner] = {
                     _f("shared", "exclusive", "unlock", "nonblocking", "nb", "close", "no-fork", "verbose", "fcntl",
                        "help", "version"), 1),
     # (igap54) strace 6.1: getopt "+a:Ab:cCdDe:E:fFhiI:kno:O:p:P:qrs:S:tTu:U:vVwxX:yYzZ" (read from the binary on
-    # this box); long options from `strace --help` (those with a required value; one not listed may take the next
-    # word); -p / --attach traces a running process, no command. -E / -u are read in launch/elsewhere.py (opaque).
+    # this box); -p / --attach traces a running process, no command. -E / -u are read in launch/elsewhere.py (opaque).
+    # (irobust13) its long options are strace 6.1's whole table (strace/strace v6.1 src/strace.c longopts[] :2270-2330;
+    # those with an optional value, `--name[=VALUE]`, are plain here): getopt_long takes an unambiguous prefix of them
+    # (`strace --hel` prints its help and exits) and exits on a name it does not know; only the options srun's SPANK
+    # plugins may add are unlisted, strace has none. A later release's option (6.19: --always-show-pid, --arg-names,
+    # --argv0, --kill-on-exit, --namespace, --syscall-limit, --trace-fds, --stack-trace-frame-limit) is not read:
+    # unknown, where 6.1 exits on it. Before, an unlisted name was read as an option that might take the next word and
+    # the launch after it judged: `strace --hel` and `strace --xyz` were allowed (run here: both exit, no command run)
     "strace": Runner(
         "abeEIoOpPsSuUX", "AcCdDfFiknqrtTvwxyzZ",
-        _f("abbrev", "attach", "columns", "const-print-style", "env", "fault", "inject", "interruptible", "output",
-           "raw", "read", "signal", "status", "string-limit", "summary-columns", "summary-sort-by",
-           "summary-syscall-overhead", "trace", "trace-path", "user", "verbose", "write"),
-        _f("debug", "failed-only", "follow-forks", "instruction-pointer", "no-abbrev", "output-append-mode",
-           "output-separately", "seccomp-bpf", "stack-traces", "successful-only", "summary", "summary-only",
-           "summary-wall-clock", "syscall-number"),
-        0, "phV", _f("attach", "help", "version"), every_long_known=False,  # (imend14: -h / -V print and exit)
+        _f("abbrev", "attach", "columns", "const-print-style", "detach-on", "env", "fault", "inject", "interruptible",
+           "kvm", "output", "raw", "read", "signals", "status", "string-limit", "summary-columns", "summary-sort-by",
+           "summary-syscall-overhead", "trace", "trace-path", "user", "verbose", "write", "decode-pids"),
+        _f("debug", "failed-only", "failing-only", "follow-forks", "instruction-pointer", "no-abbrev",
+           "output-append-mode", "output-separately", "seccomp-bpf", "stack-traces", "successful-only", "summary",
+           "summary-only", "summary-wall-clock", "syscall-number", "pidns-translation", "daemonize", "daemonised",
+           "daemonized", "relative-timestamps", "absolute-timestamps", "timestamps", "syscall-times",
+           "strings-in-hex", "tips", "quiet", "silent", "silence", "decode-fds", "secontext"),
+        0, "phV", _f("attach", "help", "version"),  # (imend14: -h / -V print and exit)
     ),
     # (irev80: its letters are SRUN_SHORT_VALUE's, imend11's reading of slurm_opt.c, and SRUN_SHORT_OPTIONAL's -I / -K
     # / -k take the rest of their cluster only, read_runner's srun case; -b / -F / -r were unknown here, -j plain,
@@ -216,7 +224,12 @@ def _stdbuf_mode(letter: str) -> Callable[[str], str | None]:
     (irobust12)."""
 
     def check(value: str) -> str | None:
-        if (value == "L" and letter != "i") or re.fullmatch(r"\d{1,12}(?:[KMG](?:i?B)?)?", value, re.ASCII):
+        if value == "L" and letter != "i":
+            return None
+        m = re.fullmatch(r"(\d{1,12})(?:([KMG])(i?B)?)?", value, re.ASCII)
+        # (irobust13) a size past what the size type holds is refused too (coreutils 9.1 run on this box: `-o
+        # 999999999999G` exits 125, `-o 100000G` runs the command): read only below 2^63 bytes
+        if m is not None and int(m[1]) * (1000 if m[3] == "B" else 1024) ** " KMG".index(m[2] or " ") < 2**63:
             return None
         return (
             f"its `-{letter} {value[:40]}` is no buffering mode stdbuf reads as one (L or a size; GNU stdbuf exits 125 "
@@ -236,14 +249,123 @@ def _ionice_number(what: str) -> Callable[[str], str | None]:
     None where it is taken (irobust12)."""
 
     def check(value: str) -> str | None:
-        if re.fullmatch(r"[+-]?\d{1,9}", value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
+        # (irobust13: a class is a name or digits alone: ionice reads it as a number only where its first character is
+        # a digit, so `-c -1` / `-c +2` are names it does not know; util-linux 2.38.1 run on this box: both exit 1,
+        # with or without -t)
+        number = r"\d{1,9}" if what == "class" else r"[+-]?\d{1,9}"
+        if re.fullmatch(number, value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
             return None
         return f"its {what} `{value[:40]}` is no number ionice reads (it exits 1 before running the command)"
 
     return check
 
 
+def _ionice_refused(options: Sequence[str]) -> str | None:
+    """Why util-linux ionice exits 1 at ioprio_set before it runs its command, its options `options` read as
+    getopt "+c:n:p:P:tu:hV" reads them (irobust13): a class number outside 0-3 (none, realtime, best-effort, idle),
+    or, for the realtime and best-effort classes (best-effort where no class is given), a level outside 0-7, unless
+    -t / --ignore makes ionice run the command whatever ioprio_set answers. util-linux 2.38.1 run on this box (kernel
+    6.18): `-c 7`, `-c 4`, `-n -1`, `-c 2 -n 99999`, `-c 2 -n 2147483647` exit 1, the command not run; `-t -c 7`,
+    `-c 0 -n 99`, `-c 3 -n -5` (none / idle set their own level), `-c 1 -n 8` run it. A level above 7 is the kernel's
+    to take or refuse (6.18 took 8, which newer kernels read as a hint bit; EINVAL where the level is 3 bits alone):
+    unknown too, as the sign of a level refused. The checks of the values' form are VALUE_CHECKS'."""
+    klass: str | None = None
+    level: str | None = None
+    tolerant = False
+    i = 0
+    while i < len(options):
+        word = options[i]
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            found = [n for n in ("class", "classdata", "ignore") if name and n.startswith(name)]
+            full = name if name in found else found[0] if len(found) == 1 else None  # (getopt_long: exact, or unique)
+            if full == "ignore":
+                tolerant = True
+            elif full in ("class", "classdata"):
+                if not eq:
+                    i += 1
+                    value = options[i] if i < len(options) else ""
+                if full == "class":
+                    klass = value
+                else:
+                    level = value
+        elif word.startswith("-") and len(word) > 1:
+            j = 1
+            while j < len(word):
+                letter = word[j]
+                if letter == "t":
+                    tolerant = True
+                elif letter in "cnpPu":
+                    value = word[j + 1 :]
+                    if not value:
+                        i += 1
+                        value = options[i] if i < len(options) else ""
+                    if letter == "c":
+                        klass = value
+                    elif letter == "n":
+                        level = value
+                    break
+                j += 1
+        i += 1
+    if tolerant:
+        return None
+    number = {name: n for n, name in enumerate(_IONICE_CLASSES)}.get((klass or "best-effort").lower())
+    if number is None and klass is not None and klass.isdigit():
+        number = int(klass)
+        if number > 3:
+            return (f"its class `{klass[:40]}` is none of 0-3 (ionice warns \"unknown prio class\", then ioprio_set "
+                    "refuses it and ionice exits 1 before running the command; -t would run it)")  # fmt: skip
+    if number in (1, 2) and level is not None and re.fullmatch(r"[+-]?\d{1,9}", level, re.ASCII):
+        if not 0 <= int(level) <= 7:
+            return (f"its level `{level[:40]}` is outside 0-7 for the realtime / best-effort class (ioprio_set "
+                    "refuses it, or on newer kernels reads the bits above 7 as a hint: ionice exits 1 before running "
+                    "the command where refused; -t would run it)")  # fmt: skip
+    return None
+
+
 _TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
+
+#: (irobust13) numactl's node and CPU lists as libnuma reads them (numactl/numactl 93c1fe5 libnuma.c
+#: __numa_parse_nodestring :2108-2201, __numa_parse_cpustring :2236: an optional `!` then `+`, then `all` or
+#: comma-separated numbers and ranges; numactl.c :494-510 takes `same` for the last list), a string of letters
+#: otherwise resolve_affinity's (netdev:, file:, ip:, block:, pci:: a device's nodes, not read here)
+_NUMA_LIST = r"!?\+?(?:all|\d{1,5}(?:-\d{1,5})?(?:,\d{1,5}(?:-\d{1,5})?)*)"
+
+
+#: numactl's options that take a node list (numactl.c's getopt string and long options: -i, -w, -N, -c, -m, -p, -P)
+_NUMA_NODE_OPTIONS = ("i", "w", "N", "c", "m", "p", "P", "interleave", "weighted-interleave", "cpunodebind",
+                      "cpubind", "membind", "preferred", "preferred-many")  # fmt: skip
+
+
+def _numactl_list(what: str) -> Callable[[str], str | None]:
+    """Why numactl exits 1 (numactl.c: "<VALUE> is invalid", then usage(), exit 1) before running its command on a
+    node or CPU list it does not parse (irobust13: `numactl -N abc`, `-C x`, `--membind=` were read as taken and the
+    launch allowed); None where the list is of _NUMA_LIST's form or `same`. A device's name (netdev:eth0) is unknown
+    too: its nodes are not read. Whether the nodes or CPUs listed exist on the node is not read (libnuma refuses one
+    that does not: "out of range"). Read in the sources, not run (no numactl on this box)."""
+
+    def check(value: str) -> str | None:
+        if value == "same" or re.fullmatch(_NUMA_LIST, value, re.ASCII):
+            return None
+        return (f"its {what} list `{value[:40]}` is not one numactl reads as one (libnuma's numbers, ranges or all; "
+                "numactl prints \"is invalid\" and exits 1 before running the command), or names a device whose "
+                "nodes the gate does not read")  # fmt: skip
+
+    return check
+
+
+def _cpu_ranges_ordered(value: str) -> bool:
+    """(irobust13) Whether each `A-B[:S]` of a CPU list (_TASKSET_RANGE's form) has A <= B and a stride S above 0:
+    util-linux 2.38.1 run on this box: `taskset -c 1-0 touch F`, `taskset -c 0-3:0 touch F` exit 1, F not made
+    (lib/cpuset.c cpulist_parse refuses them); `-c 0-3:2`, `-c 00` run it."""
+    for item in value.split(","):
+        span, _, stride = item.partition(":")
+        low, _, high = span.partition("-")
+        if high and int(low) > int(high):
+            return False
+        if stride and int(stride) == 0:
+            return False
+    return True
 
 
 def _positional_refused(program: str, options: Sequence[str], value: str) -> str | None:
@@ -256,13 +378,29 @@ def _positional_refused(program: str, options: Sequence[str], value: str) -> str
     longs = {w[2:].split("=", 1)[0] for w in options if w.startswith("--")}
     if program == "taskset":
         if "c" in shorts or "cpu-list" in longs:
-            if re.fullmatch(f"{_TASKSET_RANGE}(?:,{_TASKSET_RANGE})*", value, re.ASCII):
+            if re.fullmatch(f"{_TASKSET_RANGE}(?:,{_TASKSET_RANGE})*", value, re.ASCII) and _cpu_ranges_ordered(value):
                 return None
         elif re.fullmatch(r"(?:0[xX])?[0-9a-fA-F]{1,64}", value) and value.lower().removeprefix("0x").strip("0"):
             return None
         kind = "list" if "c" in shorts or "cpu-list" in longs else "mask"
         return f"its CPU {kind} `{value[:40]}` is not one taskset reads as one (it exits 1 before running the command)"
     if program == "chrt":
+        # (irobust13) util-linux 2.38.1 run on this box: `chrt -a -f 5 touch F` exits 1 ("cannot obtain the list of
+        # tasks": -a / --all-tasks reads the tasks of a pid, 0 without -p); `chrt -d 0 touch F` exits 1 (SCHED_DEADLINE
+        # without its runtime: EINVAL), and with -T / -D / -P it runs the command in a process that cannot fork or
+        # start a thread (`sh -c 'true & wait'`: "Cannot fork"; the kernel refuses a SCHED_DEADLINE task's clone
+        # unless reset-on-fork, -R, gives the child another policy), where the server starts its schedulers and
+        # threads; and the kernel admits a deadline task only within its bandwidth: unknown, not read
+        if "a" in shorts or any(name and "all-tasks".startswith(name) for name in longs):
+            return ("its -a / --all-tasks asks for the tasks of a pid (0 without -p: chrt exits 1, \"cannot obtain the "
+                    "list of tasks\", before running the command)")  # fmt: skip
+        if "d" in shorts or any(name and "deadline".startswith(name) for name in longs):
+            return ("its SCHED_DEADLINE policy (-d / --deadline) is refused without a runtime (chrt exits 1), and "
+                    "without -R the server's processes and threads cannot be started (fork / clone: EAGAIN); the "
+                    "kernel's admission of its runtime, deadline and period is not read")  # fmt: skip
+        if any(c in shorts for c in "TPD") or any(name.startswith("sched-") for name in longs):
+            return ("its -T / -P / -D (--sched-runtime, --sched-period, --sched-deadline) are for SCHED_DEADLINE "
+                    "alone: chrt exits 1 on them with another policy, before running the command")  # fmt: skip
         other = any(c in shorts for c in "obid") or bool(longs & {"other", "batch", "idle", "deadline"})
         if (
             value.isascii()
@@ -284,6 +422,8 @@ VALUE_CHECKS: dict[str, dict[str, Callable[[str], str | None]]] = {
     "nice": {"n": _nice_adjustment, "adjustment": _nice_adjustment},
     "stdbuf": {k: _stdbuf_mode(k[0]) for k in ("i", "o", "e", "input", "output", "error")},
     "ionice": {k: _ionice_number("class" if k in "c class" else "level") for k in ("c", "class", "n", "classdata")},
+    "numactl": {**dict.fromkeys(_NUMA_NODE_OPTIONS, _numactl_list("node")), "C": _numactl_list("CPU")}
+    | {"physcpubind": _numactl_list("CPU")},
 }
 
 
@@ -364,9 +504,9 @@ def srun_long(word: str) -> tuple[str, ...]:
 class SrunLine(NamedTuple):
     """srun's options before its command, read once for all their readers (imend10: two loops, each after its own
     read_runner, read them before). `command` / `unsure`: read_runner's; `options`: srun_options'; `counts`: -n / -N /
-    --ntasks-per-node / -G / -w / -F, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus" | "nodelist" | "nodefile": the
-    last value given}, and "hold": "" where -H is given in a cluster of short options (imend14; --hold is in
-    `options`)."""
+    --ntasks-per-node / -G / -w / -F / -m, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus" | "nodelist" | "nodefile" |
+    "distribution": the last value given}, and "hold": "" where -H is given in a cluster of short options (imend14;
+    --hold is in `options`)."""
 
     command: int | None
     unsure: str | None
@@ -376,7 +516,8 @@ class SrunLine(NamedTuple):
 
 _SRUN_COUNTED = {"ntasks": "ntasks", "nodes": "nodes", "ntasks-per-node": "ntasks-per-node", "gpus": "gpus",
                  "n": "ntasks", "N": "nodes", "G": "gpus", "nodelist": "nodelist", "w": "nodelist",
-                 "nodefile": "nodefile", "F": "nodefile"}  # fmt: skip
+                 "nodefile": "nodefile", "F": "nodefile", "distribution": "distribution",
+                 "m": "distribution"}  # fmt: skip
 
 
 def srun_line(argv: Sequence[str], at: int) -> SrunLine:
@@ -536,6 +677,10 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
     if spec.needs_dashdash and not ended:
         return Reading(None, f"{program} reads the words after its command as its own options unless `--` ends its "
                        "options (getopt permutes them)")  # fmt: skip
+    if program == "ionice":
+        why = _ionice_refused(argv[at + 1 : i])
+        if why is not None:
+            return Reading(None, why)
     if spec.positional and program == "chrt" and i < n and not argv[i].isdigit():
         return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
     if spec.positional and i < n:

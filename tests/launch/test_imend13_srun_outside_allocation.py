@@ -49,7 +49,6 @@ def _srun(line: list[str], mapping: Any, env: dict[str, str]) -> list[str]:
         (["srun", "--exclusive=allocation"], {}),
         (["srun"], {"SLURM_JOBID": "4242"}),  # (no input variable of srun since 19.05: fa5e42fdf2)
         (["srun"], {"SLURM_JOB_ID_HET_GROUP_0": "4242"}),  # (not read as a twin: opt.c _opt_env)
-        (["srun"], {"SLURM_JOB_ID": ""}),
         (["env", "-u", "SLURM_JOB_ID", "srun"], JOB),
         (["nohup", "srun", "-N1"], {"PATH": "/usr/bin"}),
         (["bash", "-c", "srun -N1 true; srun"], {}),  # (the first srun is a command of its own, not the launch's)

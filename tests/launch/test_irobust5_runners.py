@@ -40,7 +40,7 @@ def _problems(line: list[str], mapping: Any) -> list[tuple[str, str]]:
      ["nice", "-5", "A=1"], ["taskset", "-c", "0-7", "A=1"], ["taskset", "0xff", "A=1"], ["taskset", "-ac", "0", "A=1"],
      ["numactl", "--cpunodebind=0", "--membind", "0", "A=1"], ["numactl", "-N", "0", "-l", "A=1"],
      ["numactl", "--interleave=all", "--", "A=1"], ["srun", "-N1", "-n", "1", "--gres=gpu:8", "A=1"],
-     ["srun", "--mpi", "pmix", "A=1"], ["chrt", "-f", "50", "A=1"], ["chrt", "-r", "-T", "10", "1", "A=1"],
+     ["srun", "--mpi", "pmix", "A=1"], ["chrt", "-f", "50", "A=1"], ["chrt", "-R", "-r", "1", "A=1"],
      ["ionice", "-c", "2", "-n", "0", "A=1"], ["ionice", "-c2", "-t", "A=1"], ["stdbuf", "-oL", "-e", "L", "A=1"],
      ["/usr/bin/nice", "taskset", "-c", "0", "A=1"], ["nice", "nohup", "A=1"], ["timeout", "5", "nice", "A=1"],
      ["docker", "exec", "c", "numactl", "-N", "0", "A=1"], ["setsid", "-f", "A=1"],
