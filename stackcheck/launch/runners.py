@@ -233,14 +233,74 @@ _IONICE_CLASSES = ("none", "realtime", "best-effort", "idle")
 def _ionice_number(what: str) -> Callable[[str], str | None]:
     """Why util-linux ionice exits 1 on `-c CLASS` / `-n LEVEL` (schedutils/ionice.c: a class name, else
     strtos32_or_err, which refuses anything but a whole number; util-linux 2.38 run on this box: `-c abc` exits 1);
-    None where it is taken (irobust12)."""
+    None where it is taken (irobust12). irev82: a CLASS is read as a number only where its first character is a digit
+    (isdigit), else as a name: `-c +2` / `-c -1` exit 1 ("unknown scheduling class"); util-linux 2.38.1 run here."""
 
     def check(value: str) -> str | None:
-        if re.fullmatch(r"[+-]?\d{1,9}", value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
+        number = r"\d{1,9}" if what == "class" else r"[+-]?\d{1,9}"
+        if re.fullmatch(number, value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
             return None
         return f"its {what} `{value[:40]}` is no number ionice reads (it exits 1 before running the command)"
 
     return check
+
+
+def _ionice_refused(options: Sequence[str]) -> str | None:
+    """(irev82) Why util-linux ionice exits 1 before running its command on the class and level its options give
+    together, each value one it reads (VALUE_CHECKS): ionice.c main() warns only on a class number outside none /
+    realtime / best-effort / idle (0-3) and hands class and level to ioprio_set, whose failure is fatal unless -t /
+    --ignore (ioprio_setid: err(EXIT_FAILURE, "ioprio_set failed")); the kernel refuses a class above 3 (EINVAL;
+    kernels that mask the class bits run some as another class) and, for realtime and best-effort, a negative level,
+    and levels from 8 on are refused by kernels before the I/O priority hints and read as hint bits after (not read
+    here). Run here (util-linux 2.38.1, kernel 6.18): `ionice -c 4 true`, `ionice -c 2 -n -1 true`, `ionice -n -1 true`
+    exit 1, "ioprio_set failed: Invalid argument"; `ionice -c 9 true` ran as realtime; `-c 3 -n 99` / `-c 0 -n -5`
+    only warn (none and idle replace the level); with -t each runs. The irobust12 check read each value alone, so
+    `ionice -c 4 python -m sglang.launch_server ...` was allowed. A realtime class without CAP_SYS_NICE is refused
+    too (EPERM): the user the server runs as is not read (left as before)."""
+    spec = RUNNERS["ionice"]
+    klass, level, tolerant = "2", "4", False  # (ionice.c's defaults: best-effort, level 4)
+    i = 0
+    while i < len(options):
+        word, value, name = options[i], None, None
+        if word.startswith("--"):
+            got = _long(spec, word)
+            name = got[0] if got is not None else None
+            if name == "ignore":
+                tolerant = True
+            elif name in ("class", "classdata"):
+                value = word.split("=", 1)[1] if "=" in word else options[i + 1] if i + 1 < len(options) else None
+                i += 0 if "=" in word else 1
+        elif word.startswith("-"):
+            for j, letter in enumerate(word[1:], 1):
+                if letter == "t":
+                    tolerant = True
+                    continue
+                if letter in "cn":
+                    name = "class" if letter == "c" else "classdata"
+                    value = word[j + 1 :] or (options[i + 1] if i + 1 < len(options) else None)
+                    i += 0 if word[j + 1 :] else 1
+                break
+        if value is not None and name == "class":
+            klass = value
+        elif value is not None and name == "classdata":
+            level = value
+        i += 1
+    if tolerant:
+        return None
+    names = {n: str(k) for k, n in enumerate(_IONICE_CLASSES)}
+    klass = names.get(klass.lower(), klass)
+    if klass.isdigit() and int(klass) > 3:
+        return (
+            f"its class {klass} is none of none / realtime / best-effort / idle (0-3): ionice hands it to "
+            "ioprio_set, which the kernel refuses (EINVAL), and exits 1 before running the command (-t ignores it)"
+        )
+    if klass.isdigit() and int(klass) in (1, 2) and not (level.lstrip("+").isdigit() and int(level.lstrip("+")) <= 7):
+        return (
+            f"its level {level[:20]} is outside 0-7: the kernel refuses a negative one (EINVAL: ionice exits 1 "
+            "before running the command) and reads 8 and above as refused or as I/O priority hints by its release "
+            "(not read; -t ignores a refusal)"
+        )
+    return None
 
 
 _TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
@@ -536,6 +596,10 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
     if spec.needs_dashdash and not ended:
         return Reading(None, f"{program} reads the words after its command as its own options unless `--` ends its "
                        "options (getopt permutes them)")  # fmt: skip
+    if program == "ionice" and i < n:
+        refused = _ionice_refused(argv[at + 1 : i])
+        if refused is not None:
+            return Reading(None, refused)
     if spec.positional and program == "chrt" and i < n and not argv[i].isdigit():
         return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
     if spec.positional and i < n:
