@@ -249,6 +249,7 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     )  # fmt: skip
     found += [p for p in release_problems(d, mapping, version) if p.status == "blocked"]
     found += [p for p in release_choice_problems(d, mapping, version) if p.status == "blocked"]
+    found += model_config_problems(model)
     majors = known_gpu_majors(ctx.facts)
     needs = auto_backend_features(
         d, mapping, version, majors, ctx.torch_cuda(), mla if isinstance(mla, bool) else None, model.architecture,
@@ -290,6 +291,22 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
         elif status == "unknown" and ((fid, why) in explicit or worst_rule_effect(spec) == "crash"):
             found.append(Problem(fid, "unknown", None, f"{why}: {fid} is unknown: {_first_failure(v)}"))
     return found
+
+
+def model_config_problems(model: ModelSeen) -> list[Any]:
+    """(irev82) The gate preflight's refusals of the model's config.json whatever the launch's flags (check
+    model-config-keys: ifc65's router keys SGLang reads with no default, irev82's typed keys transformers 5 refuses),
+    as gate_problems' Problems: recommend read the model with the gate's read_model and judged its line without them,
+    so it proposed a line (exit 0) for a config the gate refuses on every line (unknown)."""
+    from stackcheck.launch.gate import Problem
+    from stackcheck.launch.preflight.model import CONFIG_KEYS_CHECK
+
+    results = getattr(model.info, "results", None) or []
+    return [
+        Problem(r.check, "unknown" if r.status == "unknown" else "blocked", None, str(r.message), r.source)
+        for r in results
+        if r.check == CONFIG_KEYS_CHECK and r.status in ("unknown", "fail")
+    ]
 
 
 def check_problems(

@@ -23,8 +23,11 @@ BASE: dict[str, Any] = {
     "hidden_size": 2048, "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
     "torch_dtype": "bfloat16", "vocab_size": 1024,
 }  # fmt: skip
+# (irev82: the router keys DeepSeek-V3's published config.json states; without them ifc65's model-config-keys is
+# unknown on SGLang 0.5.20, which recommend now refuses the line for as the gate does)
 MLA: dict[str, Any] = {"kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
-                       "v_head_dim": 128}  # fmt: skip
+                       "v_head_dim": 128, "topk_method": "noaux_tc", "scoring_func": "sigmoid",
+                       "moe_layer_freq": 1}  # fmt: skip
 MODELS: dict[str, dict[str, Any]] = {
     "qwen3-moe-default": {**BASE, "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
                           "num_experts": 64, "num_experts_per_tok": 8},
