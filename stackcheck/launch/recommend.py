@@ -1300,6 +1300,14 @@ def blocked_command_flags(judge: Judge, required: Sequence[tuple[str, str]]) -> 
     return out
 
 
+def _launcher(name: str) -> bool:
+    """Whether a problem's subject is the launch's own program (an interpreter, SGLang's `sglang`) or `env` (its
+    stop is recommend's own note), not a program before the launch."""
+    from stackcheck.assembly.target import PY_NAME
+
+    return name in ("sglang", "env") or bool(PY_NAME.match(name))
+
+
 def recommend(
     ctx: Context,
     request: Request,
@@ -1341,9 +1349,15 @@ def recommend(
         args = list(given_derived.sglang_args)
         # a NAME=VALUE word a runner execs as its program (`nice -n 5 A=1 python ...`, `nohup A=1 ...`; irobust5,
         # ifc49): recommend keeps the words before the launch as given, so a line it wrote would be refused too (imend5)
+        # (irev82) and any other refusal of a program before the launch, named by its word: a runner that prints and
+        # exits (imend14: `nice --help`), refuses its values (irobust12: `nice -n abc`, `ionice -c 4`), srun's
+        # allocation and -h (imend13), timeout's DURATION (imend12): recommend wrote the command back unchanged with
+        # the gate's refusal as a note and exit 0, a line the gate refuses (unknown)
+        programs = {os.path.basename(str(w)) for w in request.command if not str(w).startswith("-")}
         prefix_refused = [
             p for p in given_derived.problems
-            if p.status in ("blocked", "unknown") and ASSIGNMENT_SOURCE in (p.source or [])
+            if p.status in ("blocked", "unknown")
+            and (ASSIGNMENT_SOURCE in (p.source or []) or (p.subject in programs and not _launcher(p.subject)))
         ]  # fmt: skip
     model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements,
                       info=request.model_info)  # fmt: skip
