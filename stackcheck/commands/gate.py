@@ -862,6 +862,8 @@ def _decide_with(
         wrapper_read = ("LD_LIBRARY_PATH", "LD_PRELOAD", *JIT_ENV, *CUBIN_ENV)  # (igap58: a wrapper script's exports)
         extra += gate.interpreter_script_problems(launch_command, mapping, server_env, start, wrapper_read,
                                                   gate_cache.host_view())  # fmt: skip
+        # (irev82) a launch in a shell string whose directory or first sys.path entry the probes did not read
+        extra += gate.launch_directory_problems(launch_command, mapping, server_env, start, gate_cache.host_view())
     if launch_command is not None and not (opts.image or opts.root):  # `env -C DIR`: env exits 125 where it cannot
         extra += gate.chdir_problems(launch_command, mapping, server_env, opts.cwd or opts.launch_dir, _dir_test(opts))
     if launch_command is not None:  # (igap56: mpirun -np 1's default hostfile, read on this host only)

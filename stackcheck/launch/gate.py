@@ -279,7 +279,7 @@ class _Seen:
             nodes, single = _srun_nodes(line, env)
             if not single and nodes is not None:  # (imend11: its environment's -N, for its line's --gpus share)
                 self.srun_nodes.append(nodes)
-            hostfile = _srun_hostfile(line, env)
+            hostfile = _srun_hostfile_named(line, env)
             if hostfile is not None and self.trace is not None:  # (ifc66: srun exits where it cannot read it)
                 self.trace.setdefault("srun_hostfiles", []).append(hostfile)
         if self.wrapped is None:
@@ -889,7 +889,7 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
     return raw, all(_small_count(part, -1) == 1 for part in parts)
 
 
-def _srun_hostfile(line: SrunLine, env: Mapping[str, str]) -> tuple[str, str] | None:
+def _srun_hostfile_named(line: SrunLine, env: Mapping[str, str]) -> tuple[str, str] | None:
     """(ifc66) The file an srun reads its node list from, with how it was given: its line's -F / --nodefile, else
     SLURM_HOSTFILE where the line names no -w / --nodelist (Slurm src/common/slurm_opt.c _validate_nodelist); None
     where it reads none."""
@@ -2136,6 +2136,79 @@ def launch_cwd(
     find_launch(argv, mapping, prefixed, trace)
     got = trace["cwd"]
     return got if isinstance(got, (str, CwdUnknown)) else start
+
+
+def launch_directory_problems(
+    command: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str, view: Any = None
+) -> list[Problem]:
+    """(irev82) A launch in a shell's command string (`bash -c "cd /srv && python -m sglang.launch_server ..."`, or
+    `bash -c "python -m ..."` alone) is read by find_launch, which follows its `cd` (launch_cwd); the python and
+    packages probes are handed the directory and first sys.path entry of the target reader (assembly/target.py
+    command_directory, command_first_path), which stops at the shell: `start`, and no first entry. So a ./sglang (or
+    torch, flashinfer, ...: packages.SHADOW_IMPORTS) in the directory the server's `python -m` / `-c` puts first on
+    sys.path, and a relative PYTHONPATH / PYTHONHOME / PYTHONUSERBASE entry the server reads from its own directory,
+    were not the ones judged: the gate judged the installed sglang where the server imports the checkout (irev81's
+    probe in the launch's directory and imend12's shell strings met here; a false pass where they differ). Unknown
+    there (fail closed), with the directory named; nothing for a launch outside a shell string (the two readers
+    agree on every runner form: irev82's differential of 74,088 lines) or where nothing there differs. Likewise a
+    Python path variable (target.PATH_VARS) the string's own words set (`export PYTHONPATH=/x && python ...`): the
+    probes read sys.path without it (irev70 made the loader's and the JIT's variables unknown there, not these)."""
+    from stackcheck.assembly.target import (
+        PATH_VARS,
+        PY_NAME,
+        _python_options,
+        command_directory,
+        command_environment,
+        command_first_path,
+    )
+    from stackcheck.probes.packages import SHADOW_IMPORTS
+    from stackcheck.probes.python_env import _relative_entry
+
+    dirs: list[str] = []
+    argv, prefixed = split_env_prefix(command, env, dirs)
+    trace: dict[str, Any] = {"cwd": entered(start, dirs, None), "entered": None}
+    entry, _, launch_env = find_launch(argv, mapping, prefixed, trace)
+    if entry is None or not trace.get("shell_string"):
+        return []
+    where = trace.get("cwd")
+    probed = command_directory(command, env, start)
+    why: list[str] = []
+    probed_env = command_environment(command, env)
+    moved = [v for v in PATH_VARS if launch_env.get(v) != probed_env.get(v)]
+    if (
+        moved
+    ):  # (`bash -c "export PYTHONPATH=/x && python -m ..."`: irev70's apply_launch_env_unread reads the loader's)
+        why.append(f"its own words set {', '.join(moved)}, which Python reads its sys.path from")
+    if not isinstance(where, str):
+        if _relative_entry(launch_env):
+            why.append("its directory is not known and a path variable of its environment has a relative entry")
+    else:
+        if where != probed and _relative_entry(launch_env):
+            why.append(f"a relative entry of its PYTHONPATH / PYTHONHOME / PYTHONUSERBASE is read from {where}")
+        words = list((trace.get("levels") or [[]])[-1])
+        at = next((i for i, w in enumerate(words) if PY_NAME.match(os.path.basename(w))), None)
+        letters, mode, _ = _python_options(words[at + 1 :]) if at is not None else ("", None, "")
+        safe = bool(set(letters) & set("IP")) or (launch_env.get("PYTHONSAFEPATH") and not set(letters) & set("IE"))
+        if mode in ("cwd", "stdin") and not safe and command_first_path(command, env, start, view) != where:
+            from stackcheck.readers.fsview import HostView, is_file
+
+            fs = view if view is not None else HostView()
+            found = sorted(
+                {m for m in SHADOW_IMPORTS.values()
+                 if is_file(fs, os.path.join(where, m, "__init__.py")) or is_file(fs, os.path.join(where, m + ".py"))}
+            )  # fmt: skip
+            if found:
+                why.append(f"its `python -{'m' if mode == 'cwd' else ''}` puts {where} first on sys.path, which holds "
+                           f"{', '.join(found)}: imported instead of the installed packages judged")  # fmt: skip
+    if not why:
+        return []
+    return [
+        Problem("python", "unknown", None,
+                "the launch runs inside a shell's command string, where " + "; ".join(why) + ", and the python and "
+                "packages probes read the interpreter from the directory the command starts in "
+                f"({probed or 'not known'}): what the server imports is not what was judged (fail closed); run the "
+                "launch as `env -C DIR python -m sglang.launch_server ...` or gate it from that directory (--cwd)")
+    ]  # fmt: skip
 
 
 def interpreter_mismatch_problems(

@@ -227,6 +227,7 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     )  # fmt: skip
     found += [p for p in release_problems(d, mapping, version) if p.status == "blocked"]
     found += [p for p in release_choice_problems(d, mapping, version) if p.status == "blocked"]
+    found += model_config_problems(model)
     majors = known_gpu_majors(ctx.facts)
     needs = auto_backend_features(
         d, mapping, version, majors, ctx.torch_cuda(), mla if isinstance(mla, bool) else None, model.architecture,
@@ -268,6 +269,22 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
         elif status == "unknown" and ((fid, why) in explicit or worst_rule_effect(spec) == "crash"):
             found.append(Problem(fid, "unknown", None, f"{why}: {fid} is unknown: {_first_failure(v)}"))
     return found
+
+
+def model_config_problems(model: ModelSeen) -> list[Any]:
+    """(irev82) The gate preflight's refusals of the model's config.json whatever the launch's flags (check
+    model-config-keys: ifc65's router keys SGLang reads with no default, irev82's typed keys transformers 5 refuses),
+    as gate_problems' Problems: recommend read the model with the gate's read_model and judged its line without them,
+    so it proposed a line (exit 0) for a config the gate refuses on every line (unknown)."""
+    from stackcheck.launch.gate import Problem
+    from stackcheck.launch.preflight.model import CONFIG_KEYS_CHECK
+
+    results = getattr(model.info, "results", None) or []
+    return [
+        Problem(r.check, "unknown" if r.status == "unknown" else "blocked", None, str(r.message), r.source)
+        for r in results
+        if r.check == CONFIG_KEYS_CHECK and r.status in ("unknown", "fail")
+    ]
 
 
 def check_problems(
@@ -1260,6 +1277,14 @@ def blocked_command_flags(judge: Judge, required: Sequence[tuple[str, str]]) -> 
     return out
 
 
+def _launcher(name: str) -> bool:
+    """Whether a problem's subject is the launch's own program (an interpreter, SGLang's `sglang`) or `env` (its
+    stop is recommend's own note), not a program before the launch."""
+    from stackcheck.assembly.target import PY_NAME
+
+    return name in ("sglang", "env") or bool(PY_NAME.match(name))
+
+
 def recommend(
     ctx: Context,
     request: Request,
@@ -1301,9 +1326,15 @@ def recommend(
         args = list(given_derived.sglang_args)
         # a NAME=VALUE word a runner execs as its program (`nice -n 5 A=1 python ...`, `nohup A=1 ...`; irobust5,
         # ifc49): recommend keeps the words before the launch as given, so a line it wrote would be refused too (imend5)
+        # (irev82) and any other refusal of a program before the launch, named by its word: a runner that prints and
+        # exits (imend14: `nice --help`), refuses its values (irobust12: `nice -n abc`, `ionice -c 4`), srun's
+        # allocation and -h (imend13), timeout's DURATION (imend12): recommend wrote the command back unchanged with
+        # the gate's refusal as a note and exit 0, a line the gate refuses (unknown)
+        programs = {os.path.basename(str(w)) for w in request.command if not str(w).startswith("-")}
         prefix_refused = [
             p for p in given_derived.problems
-            if p.status in ("blocked", "unknown") and ASSIGNMENT_SOURCE in (p.source or [])
+            if p.status in ("blocked", "unknown")
+            and (ASSIGNMENT_SOURCE in (p.source or []) or (p.subject in programs and not _launcher(p.subject)))
         ]  # fmt: skip
     model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements,
                       info=request.model_info)  # fmt: skip

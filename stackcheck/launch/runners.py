@@ -246,7 +246,8 @@ _IONICE_CLASSES = ("none", "realtime", "best-effort", "idle")
 def _ionice_number(what: str) -> Callable[[str], str | None]:
     """Why util-linux ionice exits 1 on `-c CLASS` / `-n LEVEL` (schedutils/ionice.c: a class name, else
     strtos32_or_err, which refuses anything but a whole number; util-linux 2.38 run on this box: `-c abc` exits 1);
-    None where it is taken (irobust12)."""
+    None where it is taken (irobust12). irev82: a CLASS is read as a number only where its first character is a digit
+    (isdigit), else as a name: `-c +2` / `-c -1` exit 1 ("unknown scheduling class"); util-linux 2.38.1 run here."""
 
     def check(value: str) -> str | None:
         # (irobust13: a class is a name or digits alone: ionice reads it as a number only where its first character is

@@ -640,6 +640,9 @@ def read_model(
     unstated = config_keys_result(config, info.architectures, options, sglang_version, mdata, f"{role} {spec}")
     if unstated is not None:  # (ifc65: a DeepSeek-V3-shaped config.json without topk_method was allowed)
         info.results.append(unstated)
+    mistyped = config_types_result(config, sglang_version, f"{role} {spec}")
+    if mistyped is not None:  # (irev82: a Qwen3-MoE config.json with "norm_topk_prob": 0 was allowed off trtllm-gen)
+        info.results.append(mistyped)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
     info.quant_group0_weights = group0_weights(config)
@@ -799,6 +802,72 @@ def _unusable_router_result(
         "ZeroDivisionError as the model is built); a null topk_method / scoring_func is no router a published "
         "checkpoint states. Give the values the checkpoint was trained with", entry.get("source"),
     )  # fmt: skip
+
+
+#: (irev82) the config.json keys whose transformers config class declares a boolean under huggingface_hub's
+#: @strict (each field validated as it is set, StrictDataclassFieldValidationError on another type), by model_type:
+#: (key, whether null is taken). transformers 5.19.0 wheel: models/qwen2_moe/configuration_qwen2_moe.py :24 @strict, :98
+#: `norm_topk_prob: bool = False`; qwen3_moe :24, :106 `bool = False`; deepseek_v2 :29, :117 `bool | None = False`;
+#: deepseek_v3 :26, :102 `bool | None = True`; glm4_moe :28, :115 `bool = True` (read 2026-12-07 by irev82, pip download
+#: --no-deps); transformers 5.12.1 the same (irobust12's reading, refusals.moe_renormalize_unread). huggingface_hub
+#: 2.4.0's strict run here on a class of this shape: 0, 1, null and "false" raise for `bool`. These are the model types
+#: of refusals.MOE_RENORMALIZE_DEFAULTS, whose value irobust12 judged only on the trtllm-gen rule.
+STRICT_BOOL_KEYS: dict[str, tuple[str, bool]] = {
+    "qwen2_moe": ("norm_topk_prob", False),
+    "qwen3_moe": ("norm_topk_prob", False),
+    "deepseek_v2": ("norm_topk_prob", True),
+    "deepseek_v3": ("norm_topk_prob", True),
+    "glm4_moe": ("norm_topk_prob", True),
+}
+#: the SGLang releases whose transformers pin is 5.12.1 or 5.19.0 (components.json's sglang requires, igap30:
+#: 0.5.15-0.5.21 pin 5.12.1, 0.5.22 / 0.5.23 5.19.0): the installed transformers is taken to be the pin's (not read:
+#: unknown, not fail)
+STRICT_BOOL_VERSIONS = ">=0.5.15,<=0.5.23"
+STRICT_BOOL_SOURCE = [
+    {
+        "title": "transformers 5.19.0 wheel, transformers/models/{qwen2_moe,qwen3_moe,deepseek_v2,deepseek_v3,"
+        "glm4_moe}/configuration_*.py: @strict config classes with norm_topk_prob typed bool (DeepSeek: bool | None); "
+        "huggingface_hub 2.4.0 dataclasses.strict (a field of another type raises StrictDataclassFieldValidationError)",
+        "url": "https://pypi.org/project/transformers/5.19.0/",
+    }
+]
+
+
+def config_types_result(config: Mapping[str, Any], sglang_version: str | None, subject: str) -> CheckResult | None:
+    """irev82: unknown (check model-config-keys) where config.json states a key of STRICT_BOOL_KEYS with a value its
+    transformers 5 config class refuses (norm_topk_prob 0, 1, a string; null for Qwen-MoE and GLM-4-MoE) on a release
+    pinning such a transformers: AutoConfig raises as the config is loaded, before any kernel runs, whichever MoE
+    runner the launch takes. irobust12 made only the BF16 trtllm-gen rule unknown for it (refusals.
+    moe_renormalize_unread), so the same config was allowed with any other runner. Unknown, not fail: the installed
+    transformers is the pin's only by inference (a transformers 4 passes the value on). None otherwise."""
+    if sglang_version is None:
+        return None
+    from stackcheck.facts.versions import version_in
+
+    if version_in(sglang_version, STRICT_BOOL_VERSIONS) is not True:
+        return None
+    text = _text_config(config)
+    for read in (config, text) if text is not config else (config,):
+        kind = read.get("model_type")
+        typed = STRICT_BOOL_KEYS.get(kind) if isinstance(kind, str) else None
+        if typed is None or typed[0] not in read:
+            continue
+        key, null_taken = typed
+        value = read[key]
+        if isinstance(value, bool) or (value is None and null_taken):
+            continue
+        shown = json.dumps(value)[:40]
+        return CheckResult(
+            CONFIG_KEYS_CHECK, "unknown", {"model_type": kind, key: value},
+            f"config.json's {key} a boolean" + (" or null" if null_taken else ""),
+            f"{subject}: config.json (model_type {kind}) states {key} {shown}, which transformers 5's config class for "
+            f"{kind} (5.12.1 and 5.19.0, the pins of SGLang {STRICT_BOOL_VERSIONS}) types as a boolean under "
+            "huggingface_hub's @strict: loading the config raises StrictDataclassFieldValidationError before the "
+            "server starts, whichever MoE runner it takes (a transformers 4 would pass the value on: the installed "
+            f"transformers is not read). Write {key} as true or false",
+            STRICT_BOOL_SOURCE,
+        )  # fmt: skip
+    return None
 
 
 #: (ifc61) SGLang's get_context_length (0.5.1 hf_transformers_utils.py:234-250, 0.5.13
