@@ -879,9 +879,14 @@ def srun_hostfile_problems(
         moved = launch_dir is not None and launch_dir != cwd  # (irobust14: `env -C DIR` / a shell's `cd` before it)
         if not posixpath.isabs(path):
             path = posixpath.join(cwd, path) if cwd and not moved else ""
+        unexpanded = derived.shell_string and (written.startswith("~") or any(c in written for c in "$`*?["))
+        if unexpanded:  # (irobust14: `bash -c 'srun -F $HOSTS ...'` was blocked as the file "$HOSTS")
+            path = ""
         if view is None or not path:
             why = where if view is None else "the directory srun starts in is not known"
-            if view is not None and moved:
+            if view is not None and unexpanded:
+                why = "the shell expands that word before srun reads it, which is not done here"
+            elif view is not None and moved:
                 why = ("the command changes directory on the way (env -C, or a shell's cd), which is not followed to "
                        "srun here")  # fmt: skip
             out.append(Problem("srun", "unknown", None,

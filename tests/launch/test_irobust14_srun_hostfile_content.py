@@ -104,3 +104,11 @@ def test_a_relative_name_after_a_change_of_directory_is_not_read_from_the_start(
     got = gate.srun_hostfile_problems(derived, HostView(), start, "not read", moved)
     assert [p.status for p in got] == ["unknown"]  # fails before: [] (allowed: ./hosts read from the start)
     assert gate.srun_hostfile_problems(derived, HostView(), start, "not read", start) == []
+
+
+@pytest.mark.parametrize("word", ["$HOSTS", "~/hosts", "$(cat list)", "`cat list`", "hosts*"])
+def test_a_word_the_shell_expands_is_not_read_as_written(word: str, mapping: Any, tmp_path: Path) -> None:
+    command = ["bash", "-c", f"srun -F {word} {' '.join(LAUNCH)}"]
+    derived = gate.derive(command, mapping, {**JOB, "HOSTS": "/etc/hosts"})
+    got = gate.srun_hostfile_problems(derived, HostView(), str(tmp_path), "not read", str(tmp_path))
+    assert [p.status for p in got] in ([], ["unknown"])  # fails before: blocked ('<cwd>/$HOSTS is no file')
