@@ -870,8 +870,9 @@ def _decide_with(
         extra += gate.mpi_hostfile_problems(derived, *_mpi_view(opts))
         if derived.srun_hostfiles:  # (ifc66: srun -F / SLURM_HOSTFILE, read where srun is typed: this host)
             view, cwd, _ = _mpi_view(opts)
+            srun_dir = gate.launch_cwd(launch_command, mapping, server_env, cwd) if cwd else None  # (irobust14: env -C)
             extra += gate.srun_hostfile_problems(derived, view, cwd, "it is a file of the host srun runs on (gate "
-                                                 "--facts / --root / --image)")  # fmt: skip
+                                                 "--facts / --root / --image)", srun_dir)  # fmt: skip
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
     if config_problem:
         extra.append(gate.Problem("--config", "blocked", "crash", config_problem))

@@ -914,13 +914,17 @@ SRUN_HOSTFILE_SOURCE = {
 }
 
 
-def srun_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: str) -> list[Problem]:
+def srun_hostfile_problems(
+    derived: Derived, view: Any, cwd: str | None, where: str, launch_dir: Any = None
+) -> list[Problem]:
     """(ifc66, the sixty-sixth sample's row s3) An srun before the launch reading its node list from a file (-F FILE,
     or SLURM_HOSTFILE) exits before it starts anything where it cannot open that file; the gate allowed `srun -F
     /missing/hosts python3 -m sglang.launch_server ...`. `view`: the host srun runs on (this host's: srun reads the
     file where it is typed), None where that is not read here (`where` says why): unknown then. A file this host
-    has not: blocked; a relative name with the directory srun starts in not known: unknown."""
-    from stackcheck.readers.fsview import is_file
+    has not: blocked; a relative name with the directory srun starts in not known: unknown. `launch_dir`: the directory
+    the launch runs in (launch_cwd), where known; a relative name where it is not `cwd` is unknown (irobust14: `env -C
+    DIR srun -F hosts` reads DIR/hosts, and was judged from `cwd`)."""
+    from stackcheck.readers.fsview import is_file, kind_of
 
     out: list[Problem] = []
     for written, how in derived.srun_hostfiles:
@@ -928,19 +932,110 @@ def srun_hostfile_problems(derived: Derived, view: Any, cwd: str | None, where: 
         path = written if how == "-F" or "/" in written else f"./{written}"
         fails = ("'Invalid --nodefile node file' and exits" if how == "-F" else
                  "'Failure getting NodeNames from hostfile' and exits")  # fmt: skip
+        moved = launch_dir is not None and launch_dir != cwd  # (irobust14: `env -C DIR` / a shell's `cd` before it)
         if not posixpath.isabs(path):
-            path = posixpath.join(cwd, path) if cwd else ""
+            path = posixpath.join(cwd, path) if cwd and not moved else ""
+        unexpanded = derived.shell_string and (written.startswith("~") or any(c in written for c in "$`*?["))
+        if unexpanded:  # (irobust14: `bash -c 'srun -F $HOSTS ...'` was blocked as the file "$HOSTS")
+            path = ""
         if view is None or not path:
             why = where if view is None else "the directory srun starts in is not known"
+            if view is not None and unexpanded:
+                why = "the shell expands that word before srun reads it, which is not done here"
+            elif view is not None and moved:
+                why = ("the command changes directory on the way (env -C, or a shell's cd), which is not followed to "
+                       "srun here")  # fmt: skip
             out.append(Problem("srun", "unknown", None,
                                f"`{shown}`: srun reads its node list from that file before the step starts and says "
                                f"{fails} where it cannot open it; not read here: {why} (fail closed)",
                                [SRUN_HOSTFILE_SOURCE]))  # fmt: skip
         elif not is_file(view, path):
+            kind = kind_of(view, path)
+            if kind is not None and kind != "dir":  # (irobust14: a FIFO, /dev/stdin: srun reads what it gives)
+                out.append(Problem("srun", "unknown", None,
+                                   f"`{shown}`: {path} is no regular file (a FIFO or a device): srun reads its node "
+                                   f"list from what it gives and says {fails} where that names no host; not read "
+                                   "here (fail closed)", [SRUN_HOSTFILE_SOURCE]))  # fmt: skip
+                continue
+            what = "a directory" if kind == "dir" else "no file"
             out.append(Problem("srun", "blocked", "crash",
-                               f"`{shown}`: {path} is no file on this host, so srun says {fails} before the server "
+                               f"`{shown}`: {path} is {what} on this host, so srun says {fails} before the server "
                                "starts", [SRUN_HOSTFILE_SOURCE], path, "a host file srun can read"))  # fmt: skip
+        else:
+            out += _hostfile_content_problems(view, path, shown, fails, how)
     return out
+
+
+#: (irobust14) Slurm 284c3b95f0 src/api/allocate.c: BUFFER_SIZE 1024 (:73), fgets of at most 1023 bytes a line
+_SLURM_HOSTFILE_LINE = 1023
+_HOSTFILE_READ_LIMIT = 1 << 20
+
+
+def _hostfile_content_problems(view: Any, path: str, shown: str, fails: str, how: str) -> list[Problem]:
+    """(irobust14) A host file srun can open that still gives it no node list: Slurm 284c3b95f0 src/api/allocate.c
+    slurm_read_hostfile :1128-1290 cuts each line at its first '#' not after a backslash (:1158-1176), skips a line
+    left empty (:1214-1216), returns NULL with 'Invalid hostfile ... contents on line N' where a line then starts
+    with neither a letter nor a digit (:1218-1226) and with 'Hostlist is empty!' where no line names a host
+    (:1261-1263); srun exits then, as where it cannot open the file. A file this user cannot read is blocked too (the
+    gate runs srun as itself); one too large, a line srun reads in pieces (1023 bytes or more), a NUL or non-ASCII
+    first byte, or hosts given only as NAME*N (-F reads them with n 0, :1233-1235) is unknown."""
+    from stackcheck.readers.fsview import NotRegularFile
+
+    def problem(status: str, why: str) -> list[Problem]:
+        if status == "blocked":
+            return [Problem("srun", "blocked", "crash", f"`{shown}`: {path} {why}, so srun says {fails} before the "
+                            "server starts", [SRUN_HOSTFILE_SOURCE], path, "a host file naming a host on its first "
+                            "line that is not empty or a comment")]  # fmt: skip
+        return [Problem("srun", "unknown", None, f"`{shown}`: {path} {why}: whether srun reads a node list from it is "
+                        f"not judged here (it says {fails} where it reads none; fail closed)",
+                        [SRUN_HOSTFILE_SOURCE])]  # fmt: skip
+
+    try:
+        data = view.read_bytes(path, _HOSTFILE_READ_LIMIT + 1)
+    except PermissionError:
+        return problem("blocked", "cannot be read by this user (permission denied)")
+    except NotRegularFile:
+        return problem("unknown", "is no regular file")
+    except (OSError, ValueError) as err:
+        return problem("unknown", f"could not be read ({type(err).__name__})")
+    if len(data) > _HOSTFILE_READ_LIMIT:
+        return problem("unknown", f"is larger than {_HOSTFILE_READ_LIMIT} bytes (not read)")
+    hosts = starred = 0
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if len(raw) >= _SLURM_HOSTFILE_LINE or b"\0" in raw:
+            return problem("unknown", f"has a line ({number}) srun reads in pieces or cut at a NUL byte")
+        line, i = raw, 0
+        while (i := line.find(b"#", i)) >= 0:
+            if i > 0 and line[i - 1 : i] == b"\\":
+                line = line[: i - 1] + line[i:]
+                continue
+            line = line[:i]
+            break
+        if not line:
+            continue
+        first = line[:1]
+        if first[0] >= 0x80:
+            return problem("unknown", f"has a line ({number}) starting with a byte that is not ASCII")
+        if not first.isalnum():
+            return problem("blocked", f"has line {number} starting with neither a letter nor a digit "
+                           "(Slurm: 'Invalid hostfile contents')")  # fmt: skip
+        for token in (t for t in line.split(b",") if t):
+            star = token.find(b"*")
+            if star >= 0 and _c_atoi(token[star + 1 :]) != 0:
+                starred += 1
+            else:
+                hosts += 1
+    if hosts or (starred and how != "-F"):
+        return []
+    if starred:
+        return problem("unknown", "names its hosts only as NAME*N, which srun -F reads with a count of 0")
+    return problem("blocked", "names no host (empty, or only blank and comment lines: Slurm: 'Hostlist is empty!')")
+
+
+def _c_atoi(text: bytes) -> int:
+    """C's atoi: optional blanks and sign, then the leading digits (0 where there are none)."""
+    match = re.match(rb"[ \t\n\v\f\r]*([+-]?\d+)", text)
+    return int(match.group(1)) if match else 0
 
 
 def _gpus_share(shown: str, value: str, line: SrunLine, env: Mapping[str, str]) -> tuple[str, int | None]:

@@ -253,6 +253,21 @@ class NotStarted(Exception):
     something else: stopped (with its process group). The message names what it printed first."""
 
 
+def _runs_its_arguments(pid: int, argv: Sequence[str]) -> bool:
+    """(irobust14) Whether process `pid` still holds the last word it was started with among its arguments
+    (/proc/PID/cmdline, Linux): a wrapper script's shell passes "$@" on (its own command line holds it while it sleeps
+    or activates an environment, and the interpreter it execs with "$@" too), whereas one that ignores its arguments
+    and execs another program (`exec python3 -m server`, `exec sleep`) no longer does. False where that is not
+    readable (no /proc; the process gone): the window's rule then stands as imend16 wrote it."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            words = fh.read(1 << 20).split(b"\0")
+    except OSError:
+        return False
+    last = os.fsencode(argv[-1]) if argv else b""
+    return bool(last) and last in words
+
+
 def run_command(
     argv: Sequence[str],
     timeout_s: float,
@@ -270,8 +285,10 @@ def run_command(
     `started`: the line the command prints first on stdout when it runs what it was given (the python probe's
     one-liner). Where, `window_s` after the start and at each 50 ms after that, the command is still running, has
     printed something on stdout or stderr and not that line, it is stopped at once and NotStarted is raised (imend16:
-    a `python3` wrapper that ignores "$@" runs whatever it runs until the timeout). A command that prints nothing
-    waits for the timeout, as before."""
+    a `python3` wrapper that ignores "$@" runs whatever it runs until the timeout), unless its process still holds
+    its last argument (irobust14: a wrapper that prints, then sleeps or activates an environment for over the window
+    before it execs the interpreter with "$@", was stopped and called one that ignores its arguments; it now runs to
+    the timeout). A command that prints nothing waits for the timeout, as before."""
     import subprocess  # only the probes that run tools pay for it
     import threading
 
@@ -326,7 +343,7 @@ def run_command(
             end = time.monotonic() + timeout_s
             done = exited.wait(window_s)
             while not done:
-                if started not in bufs[0] and (bufs[0] or bufs[1]):
+                if started not in bufs[0] and (bufs[0] or bufs[1]) and not _runs_its_arguments(proc.pid, argv):
                     first = (bytes(bufs[0]) or bytes(bufs[1])).decode("utf-8", errors="replace").strip()
                     not_started = (first.splitlines() or [""])[0][:60]
                     break

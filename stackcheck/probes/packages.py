@@ -145,6 +145,13 @@ WANTED = (
     # nvidia-cutlass-dsl wheel's nvidia_cutlass_dsl_packages.pth (feature attention-fa4, rule cutlass-dsl-installed;
     # Name: nvidia-cutlass-dsl in the 4.8.0 wheel's METADATA, read 2026-12-07, ifc67)
     "nvidia-cutlass-dsl",
+    # its .pth imports nvidia_cutlass_dsl, which only its library wheels hold (feature attention-fa4, rule
+    # cutlass-dsl-libs-installed; Name: nvidia-cutlass-dsl-libs-base / -libs-core in the 4.8.0 wheels' METADATA, and
+    # -libs-cu12 / -libs-cu13 in nvidia-cutlass-dsl 4.8.0's Requires-Dist, read 2026-12-07, irobust14)
+    "nvidia-cutlass-dsl-libs-base",
+    "nvidia-cutlass-dsl-libs-core",
+    "nvidia-cutlass-dsl-libs-cu12",
+    "nvidia-cutlass-dsl-libs-cu13",
     # SGLang 0.5.19+'s MiniCPM sparse backend imports tilelang (minicpm/fuse_kernel.py, module level) as it builds its
     # fused top-k where SGLANG_MINICPM_FUSE_TOPK is on (feature attention-minicpm-sparse, rule tilelang-installed;
     # Name: tilelang in the 0.1.12 wheel's METADATA, read 2026-12-06, igap48)

@@ -779,12 +779,13 @@ def _unusable_router_values(stated: Mapping[str, Any], keys: list[Any], entry: M
     defines) or, for a key of `nonzero_numbers`, anything but a number other than 0 (`layer_id % 0` raises
     ZeroDivisionError, a string TypeError)."""
     numbers = {str(k) for k in entry.get("nonzero_numbers") or []}
+    strings = entry.get("string_values") or {}  # (irobust14: scoring_func 'Sigmoid' raised ValueError, was ok)
     bad: dict[str, Any] = {}
     for key in (str(k) for k in keys):
         value = stated.get(key)
-        if value is None:
-            bad[key] = None
-        elif key in numbers and (not isinstance(value, (int, float)) or value == 0 or str(value) == "nan"):
+        allowed = strings.get(key) if isinstance(strings, Mapping) else None
+        no_divisor = key in numbers and (not isinstance(value, (int, float)) or value == 0 or str(value) == "nan")
+        if value is None or no_divisor or (isinstance(allowed, list) and value not in allowed):
             bad[key] = value
     return bad
 
@@ -800,7 +801,8 @@ def _unusable_router_result(
         f"sglang/srt/models/{entry.get('module')}.py reads them as config attributes (moe_layer_freq in "
         "`layer_id % config.moe_layer_freq` for every layer past first_k_dense_replace: null raises TypeError, 0 "
         "ZeroDivisionError as the model is built); a null topk_method / scoring_func is no router a published "
-        "checkpoint states. Give the values the checkpoint was trained with", entry.get("source"),
+        "checkpoint states, and a scoring_func other than softmax / sigmoid / sqrtsoftplus raises ValueError in the "
+        "top-k routines. Give the values the checkpoint was trained with", entry.get("source"),
     )  # fmt: skip
 
 
