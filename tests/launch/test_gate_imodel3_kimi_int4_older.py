@@ -1,7 +1,7 @@
-"""imodel3: SGLang 0.5.17-0.5.19 run the same Kimi K2 / K2.5 INT4 pick as 0.5.20-0.5.23 (arg_groups/overrides.py
+"""imodel3: SGLang 0.5.10-0.5.19 run the same Kimi K2 / K2.5 INT4 pick as 0.5.20-0.5.23 (arg_groups/overrides.py
 _deepseek_moe_quant_resolution's is_kimi_k2_k25_thinking_int4 -> flashinfer_trtllm on SM100, then
 CompressedTensorsMxInt4MoE's trtllm_mxint4_block_scale_moe: the TRTLLM_GEN_BMM cubins). launch.moe_runner_auto was
-read for 0.5.20-0.5.23 only, so on an offline B200 without those cubins a Kimi INT4 checkpoint on 0.5.17-0.5.19 was
+read for 0.5.20-0.5.23 only, so on an offline B200 without those cubins a Kimi INT4 checkpoint on 0.5.10-0.5.19 was
 allowed (a false pass). Only this pick is read for those releases: every other launch keeps the fact absent. The
 configs are this test's own minimal files in the shape of config.json."""
 
@@ -50,7 +50,7 @@ def cwd(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / name).mkdir()
         (root / name / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     facts = json.loads((CASES / "b200-cubins-offline" / "facts.json").read_text(encoding="utf-8"))
-    for version in ("0.5.16", "0.5.17", "0.5.18", "0.5.19"):
+    for version in ("0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.14", "0.5.16", "0.5.17", "0.5.18", "0.5.19"):
         doc = json.loads(json.dumps(facts))
         doc.get("facts", doc)["packages"]["sglang"]["version"] = version
         (root / f"b200-{version}.json").write_text(json.dumps(doc), encoding="utf-8")
@@ -66,7 +66,7 @@ def check_rules(cwd: Path, version: str, model: str, *words: str) -> dict[str, s
     return {str(r.get("rule")): str(r["result"]) for f in found for r in f["reasons"]}
 
 
-@pytest.mark.parametrize("version", ["0.5.17", "0.5.18", "0.5.19"])
+@pytest.mark.parametrize("version", ["0.5.10", "0.5.11", "0.5.12", "0.5.14", "0.5.16", "0.5.17", "0.5.18", "0.5.19"])
 def test_kimi_int4_on_sm100_needs_the_bmm_cubins(cwd: Path, version: str) -> None:
     assert check_rules(cwd, version, "k2-int4").get("mxint4-auto") == "fail", version
 
@@ -76,4 +76,4 @@ def test_not_the_recipe_another_runner_or_an_older_release(cwd: Path) -> None:
     assert "mxint4-auto" not in check_rules(cwd, "0.5.19", "k2-bf16")  # no pick read for it here: absent
     assert "mxint4-auto" not in check_rules(cwd, "0.5.19", "k2-int4", "--moe-runner-backend", "triton")
     assert "mxint4-auto" not in check_rules(cwd, "0.5.19", "k2-int4", "--moe-a2a-backend", "deepep")
-    assert "mxint4-auto" not in check_rules(cwd, "0.5.16", "k2-int4")  # not read before 0.5.17
+    assert "mxint4-auto" not in check_rules(cwd, "0.5.9", "k2-int4")  # 0.5.9 has no Kimi INT4 test
