@@ -1236,6 +1236,9 @@ def launch_values(
     load_spec = entry.get("modelopt_mixed_load")
     if isinstance(load_spec, dict):  # a modelopt_mixed checkpoint's experts as the release loads them, any a2a backend
         values["modelopt_mixed_unloadable_moe"] = _modelopt_mixed_load_moe(values, d, read, load_spec)
+    routing_spec = entry.get("trtllm_softmax_routing")
+    if isinstance(routing_spec, dict):  # imodel3: a softmax-routed DeepSeek-V2-style MoE on the trtllm-gen runner
+        values["trtllm_softmax_routing"] = _trtllm_softmax_routing(values, read, routing_spec, majors, architecture)
     gated_spec = entry.get("non_gated_moe")
     if isinstance(gated_spec, dict):  # W4AFp8MoEMethod on a model whose experts SGLang builds non-gated
         archs = read.get("architectures") if isinstance(read, Mapping) else None
@@ -1981,6 +1984,69 @@ def _model_moe(read: Any) -> Any:
     return found
 
 
+def _trtllm_softmax_routing(
+    values: Mapping[str, Any], read: Any, spec: Mapping[str, Any], majors: set[int] | None, architecture: str | None
+) -> Any:
+    """imodel3: whether the trtllm-gen MoE runner routes the served model with a router it was not trained with.
+    SGLang's deepseek_v2.py MoE (DeepSeek-V2 / V3 / V3.2 architectures) passes routing_method_type DeepSeekV3 to every
+    trtllm-gen path unless config.json names another, and gives its grouped top-k an e_score_correction_bias only
+    for topk_method noaux_tc. A DeepSeek-V2-style checkpoint (topk_method greedy / group_limited_greedy: softmax
+    scores, no bias) then gets FlashInfer's DeepSeekV3 router where the release hands it the router logits
+    (`spec` wrong: the quantizations whose path was read so, "none" for a BF16 model): sigmoid scores, groups by
+    their top-2 sum, other experts and other weights, no error; or an assertion on a path the release refuses it.
+    `right`: the quantizations whose path takes SGLang's own top-k (0.5.23's _can_bypass_trtllm_routing needs the
+    bias). True where it is wrong, False where it is right or the rule is not concerned (another runner, another
+    architecture, noaux_tc, a dense model), unknown where config.json was not read on this runner, its routing keys
+    are not ones read here, the quantization's path was not read, or SGLang may pick the runner itself."""
+    runner = values.get("moe_runner_backend")
+    given = runner == "flashinfer_trtllm"
+    if runner not in (None, "auto", "flashinfer_trtllm"):
+        return False  # another runner given (flashinfer_trtllm_routed takes SGLang's own top-k)
+    if not isinstance(read, Mapping):
+        if not given:
+            return False
+        return _Judged(None, "the model's config.json not read",
+                       missing="whether the model routes as DeepSeek-V2 does (softmax scores, no correction bias), "
+                       "which FlashInfer's DeepSeekV3 router on this runner does not compute")  # fmt: skip
+    archs = read.get("architectures")
+    first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    arch = architecture or first
+    if arch not in [str(a) for a in spec.get("architectures") or []] or _model_moe(read) is False:
+        return False
+    if not given:  # auto: SGLang's own pick on SM100 for the DeepSeek family (never DeepseekV2ForCausalLM)
+        if arch not in [str(a) for a in spec.get("picked_by") or []]:
+            return False
+        if majors is not None and 10 not in majors:
+            return False
+    kind = read.get("model_type")
+    if "routing_method_type" in read:
+        return _Judged(None, f"{arch}: config.json names routing_method_type {read['routing_method_type']!r}",
+                       missing="the router that routing_method_type selects on the trtllm-gen runner")  # fmt: skip
+    topk: Any = read.get("topk_method")
+    defaults = spec.get("topk_method_defaults") or {}
+    if topk is None and isinstance(kind, str) and kind in defaults:
+        topk = defaults[kind]  # the transformers config class's default
+    if topk is None:
+        return False  # no topk_method at all: the config-keys check (ifc65) or the class's own default judge it
+    if topk == "noaux_tc":
+        return False
+    quant = values.get("quantization") or values.get("model_quant_method")
+    if quant is _UNKNOWN:
+        return _Judged(None, f"{arch}: topk_method {topk!r}", missing="the checkpoint's quantization")
+    q = str(quant) if quant is not None else "none"
+    shown = f"{arch} (model_type {kind}) routes with topk_method {topk!r}: softmax scores, no e_score_correction_bias"
+    shown += f"; {'no quantization' if q == 'none' else 'quantization ' + q}"
+    if q in [str(x) for x in spec.get("right") or []]:
+        return _Judged(False, shown + ", whose trtllm-gen path takes SGLang's own grouped top-k")
+    if q not in [str(x) for x in spec.get("wrong") or []]:
+        return _Judged(None, shown, missing=f"which router this release's {q} MoE path on the trtllm-gen runner runs")
+    if not given:
+        return _Judged(None, shown + ", on flashinfer_trtllm if SGLang picks it",
+                       missing="whether SGLang picks flashinfer_trtllm for this checkpoint itself (not modelled for "
+                       "a DeepSeek-V2-style routing)")  # fmt: skip
+    return _Judged(True, shown)
+
+
 def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | None, keys: Any) -> Any:
     """Whether SGLang's DSA (NSA) attention backend takes the served model: configs/model_config.py is_deepseek_dsa
     (is_deepseek_nsa before 0.5.13) asks for one of its architectures and an index_topk in config.json. False where
@@ -2548,6 +2614,9 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
     if not isinstance(spec, Mapping) or version is None or d.entrypoint is None:
         return None
     if _version_in(version, str(spec.get("read", ""))) is not True:
+        only = spec.get("read_checkpoint_weights")  # (absent: no release read so; an empty specifier admits all)
+        if isinstance(only, str) and only and _version_in(version, only) is True:
+            return _checkpoint_weights_pick(d, mapping, version, pre, spec)  # imodel3: 0.5.17-0.5.19's Kimi INT4 pick
         return None
     if d.options.get("--moe-runner-backend") not in (None, "auto"):
         return None  # the flag decides: launch.moe_runner_backend
@@ -2588,6 +2657,39 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
     if quant in [str(q) for q in spec.get("unmodelled_quantizations") or []] or a2a != "none":
         return "unread"
     return "auto"
+
+
+def _checkpoint_weights_pick(
+    d: Derived, mapping: Mapping[str, Any], version: str, pre: Any, spec: Mapping[str, Any]
+) -> str | None:
+    """moe_runner_auto for a release of `read_checkpoint_weights` (imodel3): only its picks with checkpoint_weights were
+    read (SGLang 0.5.17-0.5.19's Kimi K2 / K2.5 INT4 test), so the pick's backend where one holds for the served
+    model's first architecture, its checkpoint and the resolved all-to-all backend, and None (the fact absent, as
+    for any release outside `read`) everywhere else."""
+    if d.options.get("--moe-runner-backend") not in (None, "auto"):
+        return None
+    roles = {str(getattr(i, "role", "")) for i in getattr(pre, "models", None) or []}
+    architecture = model_architecture(pre) if "model" in roles else None
+    if architecture is None:
+        return None
+    held = getattr(pre, "launch", {}).get("model_quant_method")
+    a2a = _a2a_values(d, reading_flags(mapping, version), architecture)["moe_a2a_backend"]
+    for entry in mapping.get("env") or []:  # a variable with which SGLang sets the all-to-all backend itself
+        if isinstance(entry, Mapping) and isinstance(entry.get("sets_a2a"), Mapping):
+            if d.env.get(str(entry.get("name"))) is True:
+                a2a = _UNKNOWN
+    for pick in spec.get("picks") or []:
+        if not isinstance(pick, Mapping) or "checkpoint_weights" not in pick:
+            continue
+        if _version_in(version, str(pick.get("versions", ""))) is not True:
+            continue
+        if architecture not in [str(a) for a in pick.get("architectures") or []]:
+            continue
+        if "a2a" in pick and a2a != pick.get("a2a"):
+            continue  # (another or an unknown all-to-all backend: not this pick; the fact stays absent, as before)
+        if _checkpoint_weights_match(pick.get("checkpoint_weights"), held, pre):
+            return str(pick.get("backend"))
+    return None
 
 
 def _checkpoint_weights_match(spec: Any, held: Any, pre: Any) -> bool:
@@ -2633,16 +2735,30 @@ MOE_RENORMALIZE_DEFAULTS: dict[str, bool] = {
 }
 
 
+#: (imodel3) the model types whose SGLang model file hard-codes its routed top-k's renormalize, whatever config.json
+#: says: Llama 4 (sglang 0.5.9-0.5.23 models/llama4.py Llama4MoE's TopK(renormalize=False, custom_routing_function=
+#: Llama4MoE.custom_routing_function): 0.5.9 :110, 0.5.12 :115, 0.5.16 :114, 0.5.20 :113, 0.5.22 :115, 0.5.23 :116).
+#: Llama 4's config.json names model_type llama4 at the top and llama4_text in its text_config (a text-only
+#: checkpoint: llama4_text at the top)
+MOE_RENORMALIZE_FIXED: dict[str, bool] = {
+    "llama4": False,
+    "llama4_text": False,
+}
+
+
 def launch_model_moe_renormalize(models: Mapping[str, Any]) -> bool | None:
     """launch.model_moe_renormalize (ifc64): whether the served model's routed top-k renormalizes its weights, which
     SGLang 0.5.20-0.5.23's BF16 trtllm-gen MoE asserts (layers/moe/moe_runner/flashinfer_trtllm.py
     fused_experts_none_to_flashinfer_trtllm_bf16: 'Renormalize is required for flashinfer trtllm moe'): config.json's
-    norm_topk_prob, else its model type's default (MOE_RENORMALIZE_DEFAULTS); None where the model was not read, its
+    norm_topk_prob, else its model type's default (MOE_RENORMALIZE_DEFAULTS); the model file's own value where it
+    hard-codes one (MOE_RENORMALIZE_FIXED: Llama 4's False, imodel3); None where the model was not read, its
     model type is not one listed, or the value is no boolean (no verdict: the other rules stand)."""
     read = models.get("model")
     if not isinstance(read, Mapping):
         return None
     kind = read.get("model_type")
+    if isinstance(kind, str) and kind in MOE_RENORMALIZE_FIXED:
+        return MOE_RENORMALIZE_FIXED[kind]  # imodel3: the model file's own value, config.json not read for it
     if not isinstance(kind, str) or kind not in MOE_RENORMALIZE_DEFAULTS:
         return None
     value = read.get("norm_topk_prob", MOE_RENORMALIZE_DEFAULTS[kind])

@@ -470,6 +470,8 @@ MODELOPT_UNREGISTERED = "modelopt-unregistered-053-posts"
 # igap53: no check of SGLang's refuses it; the EXAONE 4 model file reads config.rope_theta alone (no rope_parameters)
 # in a release that pins transformers 5 (whose Exaone4Config keeps the base only in rope_parameters)
 ROPE_THETA_FILE_DEFAULT = "rope-theta-file-default"
+#: (imodel3) a DeepSeek-V2-style routing on the trtllm-gen runner: no argument check, the model file and the top-k
+DSV2_SOFTMAX_ROUTING = "moe-trtllm-deepseek-softmax-routing"
 EXAONE4_FILE = "sglang/srt/models/exaone4.py"
 QUANT_REGISTRY = "sglang/srt/layers/quantization/__init__.py"
 DIRECT_HELP = "`direct` (single-node NVLink)"
@@ -754,6 +756,17 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
                 meta = next(z.read(n).decode() for n in z.namelist() if n.endswith(".dist-info/METADATA"))
             pin = re.search(r"^Requires-Dist: transformers==(\d+)\.", meta, re.M)
             assert (bare and pin is not None and int(pin.group(1)) >= 5) is bool(entry["applies"]), version
+            continue
+        if rule["id"] == DSV2_SOFTMAX_ROUTING:  # the bias only for noaux_tc, DeepSeek routing handed to the runner
+            dsv2 = "".join(module(version, "sglang/srt/models/deepseek_v2.py").values())
+            fp8 = "".join(module(version, "sglang/srt/layers/quantization/fp8.py").values())
+            topk = "".join(module(version, "sglang/srt/layers/moe/topk.py").values())
+            bias_for_noaux_only = 'topk_method == "noaux_tc"' in dsv2
+            deepseek_routing = "RoutingMethodType.DeepSeekV3" in dsv2 or "routing_method_type=2" in fp8
+            assert entry["applies"] and bias_for_noaux_only and deepseek_routing, version
+            # 0.5.23 keeps a top-k FlashInfer's router cannot compute in SGLang (the entry's `right` quantizations)
+            keeps_top_k = "_can_bypass_trtllm_routing" in topk
+            assert bool(entry["trtllm_softmax_routing"]["right"]) is keeps_top_k, version
             continue
         if rule["id"] == TILELANG_CUDA_KERNEL:  # the kernel's CUDA branch, and no argument check before it
             checked = any(text in body for text in TILELANG_ARG_CHECKS for body in code.values())
