@@ -3608,6 +3608,89 @@ def installation_problems(d: Derived, sglang_state: str, where: str | None) -> l
 _PYTHON_311_OPTIONS = "P"
 
 
+#: (irunner3) the sources of ionice_problems
+IONICE_SOURCES = [
+    {"title": "util-linux schedutils/ionice.c main (getopt_long \"+n:c:p:P:u:tVh\"; class best-effort and level 4 by "
+     "default, none: level 0, idle: level 7) and ioprio_setid (ioprio_set failing: err(EXIT_FAILURE) unless -t), "
+     "then execvp", "url": "https://github.com/util-linux/util-linux/blob/master/schedutils/ionice.c"},
+    {"title": "Linux block/ioprio.c ioprio_check_cap before 6.5: realtime needs CAP_SYS_NICE or CAP_SYS_ADMIN "
+     "(EPERM), realtime / best-effort data outside 0-7 EINVAL, a class other than 0-3 EINVAL",
+     "url": "https://github.com/torvalds/linux/blob/v6.4/block/ioprio.c"},
+    {"title": "Linux 6.5 (command duration limits: eca2040972b4 'scsi: block: ioprio: Clean up interface definition', "
+     "01584c1e2337): the level is the data's low 3 bits, hints above it, so level 8 is taken (LTP ioprio_set03 "
+     "'prio 8 should not work' fails there)", "url": "https://github.com/linux-test-project/ltp/issues/1192"},
+]  # fmt: skip
+
+
+def _kernel_release(facts: Any) -> tuple[int, int] | None:
+    """(major, minor) of facts.system.kernel (`6.8.0-45-generic`), None where it is not read."""
+    system = facts.get("system") if isinstance(facts, Mapping) else None
+    kernel = system.get("kernel") if isinstance(system, Mapping) else None
+    m = re.match(r"(\d{1,4})\.(\d{1,4})(?!\d)", kernel, re.ASCII) if isinstance(kernel, str) else None
+    return (int(m[1]), int(m[2])) if m is not None else None
+
+
+def ionice_problems(command: Sequence[str] | None, env: Mapping[str, str], facts: Any) -> list[Problem]:
+    """(irunner3) An ionice before the launch whose ioprio_set the kernel refuses: ionice exits 1 ("ioprio_set
+    failed") before it runs the command, unless -t. A class 4-7 is refused by every kernel (blocked); a realtime or
+    best-effort level outside 0-7 by a kernel before 6.5 (EINVAL: blocked), taken by 6.5 and later for 8-15 (the low
+    three bits are the level, a note says so), not read past 15 or below 0 there (unknown); the kernel not read:
+    unknown. The realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN (EPERM otherwise), and the facts hold neither the
+    user nor its capabilities: unknown. Each ionice of the line before its command is read (runners.read_ionice)."""
+    from stackcheck.launch.runners import read_ionice
+
+    argv, _ = split_env_prefix(command or [], env)
+    out: list[Problem] = []
+    kernel = _kernel_release(facts)
+    for j, word in enumerate(argv):
+        if _PYTHON.match(os.path.basename(word)):
+            break  # (the launch's interpreter: the words after it are its own)
+        if os.path.basename(word) != "ionice":
+            continue
+        reading = read_ionice(argv, j)
+        if reading is None or reading.tolerant:
+            continue
+        cls, data = reading.ioclass, reading.data
+        observed = f"ionice class {cls}, level {data}"
+        if cls > 3:
+            status = "blocked" if cls <= 7 else "unknown"
+            out.append(Problem("ionice", status, "crash" if status == "blocked" else None,
+                               f"`ionice` before the launch asks for I/O class {cls}, which the kernel's ioprio_set "
+                               "refuses (EINVAL; classes 0-3): ionice exits 1 before it runs the command",
+                               IONICE_SOURCES, observed=observed, required="class 0-3"))  # fmt: skip
+            continue
+        if not 0 <= data <= 7:
+            if kernel is None:
+                out.append(Problem("ionice", "unknown", None, f"`ionice` before the launch asks for I/O level {data}, "
+                                   "which a Linux kernel before 6.5 refuses (EINVAL: ionice exits 1 before the "
+                                   "command runs) and 6.5 and later take as level "
+                                   f"{data & 7} with a hint; the kernel is not read (system.kernel)",
+                                   IONICE_SOURCES, observed=observed, required="level 0-7"))  # fmt: skip
+            elif kernel < (6, 5):
+                out.append(Problem("ionice", "blocked", "crash", f"`ionice` before the launch asks for I/O level "
+                                   f"{data}, which Linux {kernel[0]}.{kernel[1]} refuses (ioprio_set EINVAL: levels "
+                                   "0-7 before 6.5): ionice exits 1 with 'ioprio_set failed' before it runs the "
+                                   "command; give -n 0-7 (or -t to go on without it)",
+                                   IONICE_SOURCES, observed=observed, required="level 0-7"))  # fmt: skip
+            elif 8 <= data <= 15:
+                out.append(Problem("ionice", "note", None, f"`ionice` before the launch asks for I/O level {data}: "
+                                   f"Linux {kernel[0]}.{kernel[1]} takes it as level {data & 7} with a "
+                                   "command-duration-limit hint (6.5 and later), not as a lower priority",
+                                   IONICE_SOURCES))  # fmt: skip
+            else:
+                out.append(Problem("ionice", "unknown", None, f"`ionice` before the launch asks for I/O level {data}: "
+                                   "whether Linux 6.5 and later take its hint bits is not read (fail closed)",
+                                   IONICE_SOURCES, observed=observed, required="level 0-7"))  # fmt: skip
+            continue
+        if cls == 1:
+            out.append(Problem("ionice", "unknown", None, "`ionice` before the launch asks for the realtime I/O class, "
+                               "which the kernel gives only a process with CAP_SYS_NICE or CAP_SYS_ADMIN (else "
+                               "ioprio_set EPERM: ionice exits 1 before it runs the command); the facts do not say "
+                               "which user runs the launch (fail closed)", IONICE_SOURCES,
+                               observed=observed, required="root, CAP_SYS_NICE or CAP_SYS_ADMIN"))  # fmt: skip
+    return out[:1]
+
+
 def interpreter_option_problems(command: Sequence[str] | None, env: Mapping[str, str], facts: Any) -> list[Problem]:
     """A gated `python -P ...` on a Python older than 3.11 (igap42, issue 16): that interpreter stops at its own
     argument parsing ("Unknown option: -P", exit 2) before SGLang is imported, blocked; unknown where the audited

@@ -236,11 +236,63 @@ def _ionice_number(what: str) -> Callable[[str], str | None]:
     None where it is taken (irobust12)."""
 
     def check(value: str) -> str | None:
-        if re.fullmatch(r"[+-]?\d{1,9}", value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
+        # (irunner3) a class is read as a number only where its first character is a digit (ionice.c: isdigit(*optarg),
+        # else a class name): `-c +2` / `-c -1` are unknown class names, exit 1
+        number = r"\d{1,9}" if what == "class" else r"[+-]?\d{1,9}"
+        if re.fullmatch(number, value, re.ASCII) or (what == "class" and value.lower() in _IONICE_CLASSES):
             return None
         return f"its {what} `{value[:40]}` is no number ionice reads (it exits 1 before running the command)"
 
     return check
+
+
+class IoniceReading(NamedTuple):
+    """What util-linux ionice asks of ioprio_set before it execvp's its command (read_ionice): the class (0 none, 1
+    realtime, 2 best-effort, 3 idle), the class data (level) it passes, and whether -t / --ignore makes a failing
+    ioprio_set no failure (ionice.c ioprio_setid: `if (rc == -1 && !tolerant) err(EXIT_FAILURE, ...)`)."""
+
+    ioclass: int
+    data: int
+    tolerant: bool
+
+
+def read_ionice(argv: Sequence[str], at: int) -> IoniceReading | None:
+    """The class and level the ionice at argv[at] sets before running its command, as schedutils/ionice.c main() reads
+    its options (getopt_long "+n:c:p:P:u:tVh": the last -c / -n wins; the class best-effort and the level 4 where not
+    given; the none class passes level 0 and the idle class level 7 whatever -n says); None where it runs no command or
+    a value is not read (read_runner says why)."""
+    if read_runner(argv, at).command is None:
+        return None
+    got: dict[str, str] = {}
+    tolerant = [False]
+    spec = RUNNERS["ionice"]
+
+    def long_option(i: int, word: str) -> int:
+        found = _long(spec, word)
+        if found is None:
+            return 1
+        name, takes = found
+        if name == "ignore":
+            tolerant[0] = True
+        if takes:
+            got["c" if name == "class" else "n"] = word.split("=", 1)[1] if "=" in word else argv[i + 1]
+            return 1 if "=" in word else 2
+        return 1
+
+    def short_option(i: int, word: str, j: int) -> int:
+        if word[j] == "t":
+            tolerant[0] = True
+        if word[j] in "cn":
+            got[word[j]] = word[j + 1 :] if j + 1 < len(word) else argv[i + 1]
+            return 1 if j + 1 < len(word) else 2
+        return 0
+
+    walk_options(argv, at, long_option, short_option)
+    word = got.get("c", "2")
+    ioclass = int(word) if word[:1].isdigit() else _IONICE_CLASSES.index(word.lower())
+    data = int(got.get("n", "4"))
+    data = 0 if ioclass == 0 else 7 if ioclass == 3 else data
+    return IoniceReading(ioclass, data, tolerant[0])
 
 
 _TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
