@@ -1101,6 +1101,144 @@ def _srun_holds(line: SrunLine) -> bool:
     return "hold" in line.counts or any(names == ("hold",) for names, _ in line.options)
 
 
+#: (irunner3) Slurm (SchedMD/slurm master 284c3b95f0): srun's -N / --nodes value (src/common/proc_args.c
+#: verify_node_count :498-588: a count, `min-max`, or a size list with `,` / `:`; str_to_nodes :465 strtol with a k / m
+#: suffix; a word with other characters, a negative count or a maximum below the minimum is an error, which
+#: slurm_process_option_or_exit (src/srun/opt.c :709-713) turns into srun's exit); inside a job srun asks for a step of
+#: the allocation: more nodes than it holds is "Only allocated %d nodes asked for %d" (src/srun/srun_job.c :1696-1706,
+#: no step), and a -w / --nodelist naming a node outside the job is refused by the step manager (src/stepmgr/stepmgr.c
+#: :1776-1780 "requested nodes ... not part of" the job: ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, :1413), so srun
+#: exits before the launch starts. Read from the sources, not run here (no Slurm on this box).
+SRUN_ALLOCATION_SOURCE = [
+    {"title": "Slurm src/common/proc_args.c verify_node_count / str_to_nodes; src/srun/srun_job.c 'Only allocated %d "
+     "nodes asked for %d'; src/stepmgr/stepmgr.c: requested nodes not part of the job",
+     "url": "https://github.com/SchedMD/slurm/blob/master/src/common/proc_args.c"},
+    {"title": "srun(1): -N, --nodes=<minnodes>[-maxnodes]; -w, --nodelist=<node_name_list> (inside an allocation: "
+     "nodes of that allocation)", "url": "https://slurm.schedmd.com/srun.html#OPT_nodes"},
+]  # fmt: skip
+_C_BLANKS = " \t\n\v\f\r"
+
+
+def _slurm_str_to_nodes(text: str) -> tuple[int, str]:
+    """Slurm's str_to_nodes (src/common/proc_args.c): (the count, what is left of the word after it), -1 where no
+    digits lead (the word itself left) or the count is negative or past INT_MAX."""
+    m = re.match(f"[{_C_BLANKS}]*([+-]?)(\\d+)", text, re.ASCII)
+    if m is None:
+        return -1, text
+    digits = m[2].lstrip("0")
+    num = int(m[1] + (digits or "0")) if len(digits) <= 12 else (2**40 if m[1] != "-" else -1)
+    rest = text[m.end() :]
+    for suffix, times in (("kK", 1024), ("mM", 1024 * 1024)):
+        if rest[:1] and rest[0] in suffix:
+            num, rest = num * times, rest[1:]
+    return (-1 if num < 0 or num > 2**31 - 1 else num), rest
+
+
+def srun_node_count(value: str) -> tuple[int, int] | str | None:
+    """srun's reading of -N VALUE (verify_node_count): (min, max; max 0 is none), the error srun exits on (a str), or
+    None where the form is not read here (a size list with `,` / `:`)."""
+    if "," in value or ":" in value:
+        return None
+    if "-" in value:
+        low_text, high_text = value.split("-", 1)
+        low, left = _slurm_str_to_nodes(low_text)
+        if left.strip(_C_BLANKS):
+            return f'"{low_text[:40]}" is not a valid node count'
+        low = 1 if low < 0 else low
+        high, left = _slurm_str_to_nodes(high_text)
+        if left.strip(_C_BLANKS):
+            return f'"{high_text[:40]}" is not a valid node count'
+    else:
+        low, left = _slurm_str_to_nodes(value)
+        if left.strip(_C_BLANKS) or low < 0:
+            return f'"{value[:40]}" is not a valid node count'
+        high = low
+    if high != 0 and high < low:
+        return f"Maximum node count {high} is less than minimum node count {low}"
+    return low, high
+
+
+def slurm_hostlist(text: str, cap: int = 100_000) -> list[str] | None:
+    """The host names of a Slurm host list (`n[1-4,7]`, `gpu[01-02]`, `a1,b[2-3]`, `r[1-2]n[1-2]`: each bracket a
+    list of numbers and ranges, a range's width kept where it is zero-padded), None where a part is not read (an
+    unclosed bracket, a range backwards, a `{...}`, more than `cap` names)."""
+    hosts: list[str] = []
+    if not re.fullmatch(r"[,\s]*(?:(?:[^,\[\]\s]|\[[^\[\]]*\])+[,\s]*)*", text):
+        return None  # (an unclosed or nested bracket)
+    for part in re.findall(r"(?:[^,\[\s]|\[[^\]]*\])+", text):
+        if "{" in part or "}" in part or part.count("[") != part.count("]"):
+            return None
+        names = [""]
+        for piece in re.split(r"(\[[^\]]*\])", part):
+            if not piece.startswith("["):
+                if "]" in piece:
+                    return None
+                names = [n + piece for n in names]
+                continue
+            values: list[str] = []
+            for item in piece[1:-1].split(","):
+                m = re.fullmatch(r"(\d{1,9})(?:-(\d{1,9}))?", item, re.ASCII)
+                if m is None or (m[2] is not None and int(m[2]) < int(m[1])):
+                    return None
+                width = len(m[1]) if m[1].startswith("0") else 0
+                last = int(m[2]) if m[2] is not None else int(m[1])
+                if last - int(m[1]) >= cap:
+                    return None
+                values += [str(k).zfill(width) for k in range(int(m[1]), last + 1)]
+            names = [n + v for n in names for v in values]
+            if len(names) > cap:
+                return None
+        hosts += names
+        if len(hosts) > cap:
+            return None
+    return hosts or None
+
+
+def srun_allocation_problem(line: SrunLine, env: Mapping[str, str]) -> Problem | None:
+    """(irunner3) An srun whose -N or -w srun refuses before the launch starts: a -N value verify_node_count refuses
+    (anywhere), and inside a job (SLURM_JOB_ID, --jobid) a -N above the allocation's node count (SLURM_JOB_NUM_NODES /
+    SLURM_NNODES) or a -w naming a node outside SLURM_JOB_NODELIST (Slurm's host list syntax): blocked. Unknown where
+    how srun reads it is not read: -N 0 or a size list, a host list not read. A job's environment always holds its node
+    count and list (Slurm sets them in every job step and batch script); where the gate's does not, they are not
+    judged (a job the gate does not see: its srun's allocation is not read)."""
+    nodes = line.counts.get("nodes")
+    in_job = _srun_in_job(line, env)
+
+    def problem(status: str, why: str) -> Problem:
+        return Problem("srun", status, "crash" if status == "blocked" else None, why, SRUN_ALLOCATION_SOURCE)
+
+    if nodes is not None:
+        got = srun_node_count(nodes)
+        if isinstance(got, str):
+            return problem("blocked", f"`srun -N {nodes[:40]}` is refused by srun ({got}): it exits before the launch "
+                           "starts")  # fmt: skip
+        if got is None or got[0] == 0:
+            return problem("unknown", f"`srun -N {nodes[:40]}`: how srun reads this node count (a size list, or no "
+                           "node) is not read (fail closed)")  # fmt: skip
+        if in_job and got[0] > 1:
+            held = _env_option(env, *_SRUN_NODES_ENV)[0]
+            count = _small_count(held.strip(), -1) if held is not None else None
+            if count is not None and got[0] > count:
+                return problem("blocked", f"`srun -N {nodes[:40]}` asks for {got[0]} nodes inside a job of {count} "
+                               f"(SLURM_JOB_NUM_NODES): srun exits with 'Only allocated {count} nodes asked for "
+                               f"{got[0]}' before the launch starts")  # fmt: skip
+    hosts_text = line.counts.get("nodelist")
+    if in_job and hosts_text is not None and "/" not in hosts_text:
+        wanted = slurm_hostlist(hosts_text)
+        job_text = _env_option(env, "SLURM_JOB_NODELIST", "SLURM_NODELIST")[0]
+        held_hosts = slurm_hostlist(job_text) if job_text else None
+        if job_text and (wanted is None or held_hosts is None):
+            what = "its host list" if wanted is None else "the job's nodes (SLURM_JOB_NODELIST)"
+            return problem("unknown", f"`srun -w {hosts_text[:60]}` runs inside a job and {what} is not read: srun "
+                           "refuses a node outside the job (fail closed)")  # fmt: skip
+        outside = [h for h in wanted or [] if h not in set(held_hosts or [])]
+        if outside and held_hosts and job_text:
+            return problem("blocked", f"`srun -w {hosts_text[:60]}` names {outside[0][:40]}, which is not one of the "
+                           f"job's nodes ({job_text[:60]}): Slurm refuses the step ('Requested node configuration is "
+                           "not available') and srun exits before the launch starts")  # fmt: skip
+    return None
+
+
 def srun_hold_note() -> Problem:
     return Problem("srun", "note", None, "`srun -H` / `--hold` submits the job srun starts in a held state (priority "
                    "0): it pends, and srun waits, until someone releases it (`scontrol release JOBID`); the launch "
@@ -3282,6 +3420,9 @@ def derive(
             d.problems.insert(0, srun_node_rank_problem(spread, nnodes, rank))
         if any(_srun_holds(s) and not _srun_in_job(s, cmd_env) for s in sruns):
             d.problems.append(srun_hold_note())
+        refused = next((p for p in (srun_allocation_problem(s, cmd_env) for s in sruns) if p is not None), None)
+        if refused is not None:  # (irunner3: -N / -w values srun refuses)
+            d.problems.insert(0, refused)
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
