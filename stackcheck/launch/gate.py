@@ -3771,7 +3771,148 @@ def _kernel_release(facts: Any) -> tuple[int, int] | None:
     return (int(m[1]), int(m[2])) if m is not None else None
 
 
-def ionice_problems(command: Sequence[str] | None, env: Mapping[str, str], facts: Any) -> list[Problem]:
+#: capability bits (include/uapi/linux/capability.h: CAP_SYS_ADMIN 21, CAP_SYS_NICE 23)
+_CAP_SYS_ADMIN, _CAP_SYS_NICE = 21, 23
+
+
+def process_limits() -> dict[str, Any]:
+    """(irunner3) What a launch run here inherits from the gate's own process: `cpus` (sched_getaffinity), `cap_eff`
+    (/proc/self/status CapEff), `rtprio` (RLIMIT_RTPRIO's soft limit; -1 unlimited); a value not read is absent. The
+    launch is taken to run as the gate's user with the gate's limits (inferred: a user who runs the gate under sudo
+    and the server without it, or the reverse, is judged wrongly)."""
+    import contextlib
+
+    out: dict[str, Any] = {}
+    with contextlib.suppress(AttributeError, OSError):
+        out["cpus"] = frozenset(os.sched_getaffinity(0))
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    out["cap_eff"] = int(line.split()[1], 16)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        out["rtprio"] = resource.getrlimit(resource.RLIMIT_RTPRIO)[0]
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
+    return out
+
+
+#: (irunner3) the sources of scheduler_problems
+SCHED_SOURCES = [
+    {"title": "util-linux schedutils/taskset.c (the mask or -c list, then sched_setaffinity: 'failed to set pid's "
+     "affinity', exit 1) and chrt.c (-f / -r / -d ask for SCHED_FIFO / SCHED_RR (the default) / SCHED_DEADLINE; "
+     "sched_setattr failing: 'failed to set pid 0's policy', exit 1); run here (util-linux 2.38.1): taskset -c 500 "
+     "on a 2-CPU box exits 1, taskset -c 0,500 runs", "url": "https://github.com/util-linux/util-linux/tree/master/"
+     "schedutils"},
+    {"title": "sched_setaffinity(2): EINVAL where the mask holds no CPU physically on the system and permitted to the "
+     "thread (cpuset); sched_setscheduler(2) / sched(7): a real-time policy needs CAP_SYS_NICE or a RLIMIT_RTPRIO at "
+     "least the priority; SCHED_DEADLINE needs CAP_SYS_NICE",
+     "url": "https://man7.org/linux/man-pages/man2/sched_setaffinity.2.html"},
+]  # fmt: skip
+_TASKSET_PIECE = re.compile(r"(\d{1,5})(?:-(\d{1,5})(?::(\d{1,5}))?)?", re.ASCII)
+
+
+def _taskset_cpus(options: Sequence[tuple[str, str | None]], value: str) -> frozenset[int] | None:
+    """The CPUs a taskset MASK or -c list names (util-linux lib/cpuset.c cpulist_parse: N, N-M, N-M:STRIDE), None
+    where not read."""
+    if any(name in ("c", "cpu-list") for name, _ in options):
+        cpus: set[int] = set()
+        for piece in value.split(","):
+            m = _TASKSET_PIECE.fullmatch(piece)
+            if m is None:
+                return None
+            first = int(m[1])
+            last = int(m[2]) if m[2] is not None else first
+            step = int(m[3]) if m[3] is not None else 1
+            if last < first or step < 1:
+                return None
+            cpus.update(range(first, last + 1, step))
+        return frozenset(cpus)
+    digits = value.lower().removeprefix("0x")
+    if not re.fullmatch(r"[0-9a-f]{1,64}", digits):
+        return None
+    number = int(digits, 16)
+    return frozenset(k for k in range(number.bit_length()) if number >> k & 1)
+
+
+def scheduler_problems(
+    command: Sequence[str] | None, env: Mapping[str, str], here: Mapping[str, Any] | None
+) -> list[Problem]:
+    """(irunner3) A taskset or chrt before the launch that the kernel refuses for the process that runs it (the
+    program exits 1 before running the command). `here`: process_limits() where the launch runs on this host as the
+    gate's process (None: --facts, --image, --root, whose facts hold neither the CPUs a process may run on nor its
+    user): taskset whose CPUs are none of those the process may run on is blocked (sched_setaffinity EINVAL), and
+    unknown without `here`; chrt's SCHED_FIFO / SCHED_RR (its default) with neither CAP_SYS_NICE nor a RLIMIT_RTPRIO
+    at least the priority, or SCHED_DEADLINE without CAP_SYS_NICE, is blocked (EPERM), unknown without `here`; chrt
+    -e / --ext (SCHED_EXT, util-linux 2.41 and Linux 6.12 with a BPF scheduler; an older chrt refuses the option) is
+    unknown."""
+    from stackcheck.launch.runners import read_runner, runner_options
+
+    argv, _ = split_env_prefix(command or [], env)
+    for j, word in enumerate(argv):
+        prog = os.path.basename(word)
+        if _PYTHON.match(prog):
+            break
+        if prog not in ("taskset", "chrt"):
+            continue
+        options = runner_options(argv, j)
+        at = read_runner(argv, j).command
+        if options is None or at is None or at < 1:
+            continue
+        value = argv[at - 1]
+        if prog == "taskset":
+            cpus = _taskset_cpus(options, value)
+            allowed = here.get("cpus") if here is not None else None
+            if cpus is None or not isinstance(allowed, frozenset):
+                return [Problem("taskset", "unknown", None, f"`taskset {value[:40]}` before the launch: the CPUs the "
+                                "launch may run on (its cpuset and the online CPUs) are not in the facts, and "
+                                "taskset exits 1 where the list holds none of them (fail closed)",
+                                SCHED_SOURCES)]  # fmt: skip
+            if not cpus & allowed:
+                shown = ",".join(str(c) for c in sorted(allowed)[:16])
+                return [Problem("taskset", "blocked", "crash", f"`taskset {value[:40]}` before the launch names none "
+                                f"of the CPUs this process may run on ({shown}): sched_setaffinity fails (EINVAL) and "
+                                "taskset exits 1 before it runs the command", SCHED_SOURCES,
+                                observed=f"CPUs {value[:40]}", required=f"one of CPUs {shown}")]  # fmt: skip
+            continue
+        names = [name for name, _ in options]
+        policy = next((n for n in reversed(names) if n in ("f", "r", "o", "b", "i", "d", "e", "fifo", "rr", "other",
+                                                             "batch", "idle", "deadline", "ext")), "r")  # fmt: skip
+        policy = policy[0] if policy != "ext" else "e"
+        if policy == "e":
+            return [Problem("chrt", "unknown", None, "`chrt -e` / `--ext` before the launch asks for SCHED_EXT: a chrt "
+                            "before util-linux 2.41 refuses the option and a kernel without sched_ext (Linux 6.12+) "
+                            "the policy, neither read here (fail closed)", SCHED_SOURCES)]  # fmt: skip
+        if policy not in ("f", "r", "d"):
+            continue
+        priority = int(value) if value.isascii() and value.isdigit() and len(value) <= 3 else None
+        what = {"f": "SCHED_FIFO", "r": "SCHED_RR", "d": "SCHED_DEADLINE"}[policy]
+        cap = here.get("cap_eff") if here is not None else None
+        if not isinstance(cap, int):
+            return [Problem("chrt", "unknown", None, f"`chrt` before the launch asks for {what}, which the kernel "
+                            "gives only a process with CAP_SYS_NICE (or, for FIFO / RR, a RLIMIT_RTPRIO at least the "
+                            "priority); the facts do not say which user runs the launch (fail closed)",
+                            SCHED_SOURCES)]  # fmt: skip
+        if cap >> _CAP_SYS_NICE & 1:
+            continue
+        rtprio = here.get("rtprio") if here is not None else None
+        if policy != "d" and isinstance(rtprio, int) and priority is not None and (rtprio == -1 or rtprio >= priority):
+            continue
+        return [Problem("chrt", "blocked", "crash", f"`chrt` before the launch asks for {what} at priority "
+                        f"{value[:20]}: this process has no CAP_SYS_NICE and its RLIMIT_RTPRIO is {rtprio}, so the "
+                        "kernel refuses it (EPERM) and chrt exits 1 before it runs the command", SCHED_SOURCES,
+                        observed=f"RLIMIT_RTPRIO {rtprio}, no CAP_SYS_NICE",
+                        required="CAP_SYS_NICE or RLIMIT_RTPRIO >= the priority")]  # fmt: skip
+    return []
+
+
+def ionice_problems(
+    command: Sequence[str] | None, env: Mapping[str, str], facts: Any, here: Mapping[str, Any] | None = None
+) -> list[Problem]:
     """(irunner3) An ionice before the launch whose ioprio_set the kernel refuses: ionice exits 1 ("ioprio_set
     failed") before it runs the command, unless -t. A class 4-7 is refused by every kernel (blocked); a realtime or
     best-effort level outside 0-7 by a kernel before 6.5 (EINVAL: blocked), taken by 6.5 and later for 8-15 (the low
@@ -3823,7 +3964,14 @@ def ionice_problems(command: Sequence[str] | None, env: Mapping[str, str], facts
                                    "whether Linux 6.5 and later take its hint bits is not read (fail closed)",
                                    IONICE_SOURCES, observed=observed, required="level 0-7"))  # fmt: skip
             continue
-        if cls == 1:
+        if cls == 1 and here is not None and isinstance(here.get("cap_eff"), int):
+            if not here["cap_eff"] >> _CAP_SYS_NICE & 1 and not here["cap_eff"] >> _CAP_SYS_ADMIN & 1:
+                out.append(Problem("ionice", "blocked", "crash", "`ionice` before the launch asks for the realtime I/O "
+                                   "class, which the kernel gives only a process with CAP_SYS_NICE or CAP_SYS_ADMIN: "
+                                   "this one has neither (CapEff), so ioprio_set fails (EPERM) and ionice exits 1 "
+                                   "before it runs the command", IONICE_SOURCES, observed=observed,
+                                   required="CAP_SYS_NICE or CAP_SYS_ADMIN"))  # fmt: skip
+        elif cls == 1:
             out.append(Problem("ionice", "unknown", None, "`ionice` before the launch asks for the realtime I/O class, "
                                "which the kernel gives only a process with CAP_SYS_NICE or CAP_SYS_ADMIN (else "
                                "ioprio_set EPERM: ionice exits 1 before it runs the command); the facts do not say "

@@ -295,6 +295,36 @@ def read_ionice(argv: Sequence[str], at: int) -> IoniceReading | None:
     return IoniceReading(ioclass, data, tolerant[0])
 
 
+def runner_options(argv: Sequence[str], at: int) -> list[tuple[str, str | None]] | None:
+    """(irunner3) The options a RUNNERS program at argv[at] is given before its command, each as (its short letter or
+    long name, its value or None), in order; None where read_runner does not place its command."""
+    if read_runner(argv, at).command is None:
+        return None
+    spec = RUNNERS[os.path.basename(argv[at])]
+    out: list[tuple[str, str | None]] = []
+
+    def long_option(i: int, word: str) -> int:
+        found = _long(spec, word)
+        if found is None:
+            out.append((word[2:].split("=", 1)[0], None))
+            return 1
+        name, takes = found
+        value = word.split("=", 1)[1] if "=" in word else argv[i + 1] if i + 1 < len(argv) else None
+        value = value if takes else None
+        out.append((name, value))
+        return 1 if "=" in word or not takes else 2
+
+    def short_option(i: int, word: str, j: int) -> int:
+        if word[j] in spec.short_value:
+            out.append((word[j], word[j + 1 :] if j + 1 < len(word) else argv[i + 1] if i + 1 < len(argv) else None))
+            return 1 if j + 1 < len(word) else 2
+        out.append((word[j], None))
+        return 0
+
+    walk_options(argv, at, long_option, short_option)
+    return out
+
+
 _TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
 
 
