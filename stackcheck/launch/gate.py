@@ -322,7 +322,7 @@ def _find_launch_level(
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
         _level(trace, argv)
-        _program_word_seen(trace, argv, 0)  # (imend12: `~/venv/bin/python`, `/opt/*/bin/python` as written)
+        _program_word_seen(trace, argv, 0, env)  # (imend12: `~/venv/bin/python`, `/opt/*/bin/python` as written)
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     su = os.path.basename(argv[0]) in _SU if argv else False
@@ -1379,15 +1379,23 @@ def _unplaced_seen(
         if got is not None:
             trace.setdefault("unplaced", []).insert(0, got)
         trace.setdefault("runner_notes", []).extend(notes)
-    _program_word_seen(trace, argv, target)
+    _program_word_seen(trace, argv, target, env)
 
 
-def _program_word_seen(trace: dict[str, Any] | None, argv: Sequence[str], at: int) -> None:
+def _program_word_seen(
+    trace: dict[str, Any] | None, argv: Sequence[str], at: int, env: Mapping[str, str] | None = None
+) -> None:
     """Note in `trace` ("unplaced") the launch's program word argv[at] where it does not run the program it names as
-    written (_program_word; a shell string's text, a word with blanks, is not one: its own words are read inside)."""
+    written (_program_word; a shell string's text, a word with blanks, is not one: its own words are read inside), or,
+    in a shell string, names a variable the launch's environment `env` does not hold (_program_variables)."""
     if trace is None or trace.get("unplaced") or not 0 <= at < len(argv) or any(c.isspace() for c in argv[at]):
         return
     why = _program_word(argv[at], bool(trace.get("unexpanded")))
+    word = argv[at]
+    tilde = word == "~" or word.startswith("~/")  # (`~`: HOME's value; unset, the user database's, not read here)
+    if why is None and trace.get("unexpanded") and ("$" in word or tilde) and env is not None:
+        read = "${HOME}" + word[1:] if tilde else word
+        why = _program_variables(read, env, trace.get("gate_env"), bool(trace.get("target_facts")), word)
     if why is not None:
         from stackcheck.redact import redact_argv
 
@@ -1432,6 +1440,38 @@ def _program_word(word: str, unexpanded: bool) -> str | None:
         return (f"its program word `{word[:80]}` holds a brace expansion, which bash, zsh and ksh make into several "
                 "words (the first runs the others as its arguments; dash keeps the braces as written, not found): "
                 "write the path out")  # fmt: skip
+    return None
+
+
+#: (irunner3) a parameter expansion the gate reads in a shell string's program word: `$NAME` / `${NAME}`
+_SIMPLE_PARAMETER = _lazy(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+
+
+def _program_variables(
+    word: str, env: Mapping[str, str], gate_env: Mapping[str, str] | None, target_facts: bool, shown: str = ""
+) -> str | None:
+    """(irunner3) Why a shell string's program word with `$NAME` / `${NAME}` (`$V/bin/python`) may not run the program
+    the gate judged, or None where each is set in the launch's environment as the gate sees it: the shell puts an
+    unset variable's nothing there (`/bin/python`), and the target reader took the word as written. With --facts
+    (`target_facts`) the gate's own environment is not the launch's: a value it holds counts only where the command
+    sets it otherwise (an assignment before the launch). Any other `$` form (`$(...)`, `${V:-x}`, `$1`) is not read.
+    `shown`: the word as written, where `word` is its reading (`~/x` read as `${HOME}/x`)."""
+    rest = _SIMPLE_PARAMETER.sub("", word)
+    written = shown or word
+    if "$" in rest:
+        return (f"program word `{written[:80]}` holds a shell expansion the gate does not read (only $NAME and "
+                "${NAME} are): write the path out")  # fmt: skip
+    for m in _SIMPLE_PARAMETER.finditer(word):
+        name = m[1] or m[2]
+        if name not in env:
+            return (f"program word `{written[:80]}` reads ${name}, which is not set in the launch's environment the "
+                    "gate sees: the shell puts nothing there (for `~`, the user's home from the user database, not "
+                    "read here), so another program may run; set it before the launch or write the path "
+                    "out")  # fmt: skip
+        if target_facts and gate_env is not None and gate_env.get(name) == env[name]:
+            return (f"program word `{written[:80]}` reads ${name}, set only in the gate's own environment, which is "
+                    "not the launch's where its facts are given (--facts): set it before the launch or write the path "
+                    "out")  # fmt: skip
     return None
 
 
@@ -2240,6 +2280,12 @@ def _launch_program(
     if at is None:
         return None
     word = words[at]
+    if trace.get("shell_string") and "$" in word:
+        # (irunner3) the shell's expansion of $NAME / ${NAME} from the launch's environment (derive says unknown
+        # where one is not set there: _program_variables); any other `$` form: not read
+        word = _SIMPLE_PARAMETER.sub(lambda m: launch_env.get(m[1] or m[2], "\0"), word)
+        if "$" in word or "\0" in word:
+            return None
     got = trace.get("cwd")
     cwd = got if isinstance(got, str) else None
     home = launch_env.get("HOME")
@@ -3292,7 +3338,7 @@ def derive(
     argv, cmd_env = split_env_prefix(command, env, stops=stops)
     if not argv:
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
-    trace: dict[str, Any] = {"env_stops": stops}
+    trace: dict[str, Any] = {"env_stops": stops, "gate_env": env, "target_facts": target_facts}
     entry, args, cmd_env = find_launch(argv, mapping, cmd_env, trace)
     nnodes_word = None  # (`--nnodes N` / `--nnodes=N` as written, the last; another spelling: not read, None)
     for k, word in enumerate(args):
