@@ -3817,6 +3817,22 @@ def _kernel_release(facts: Any) -> tuple[int, int] | None:
     return (int(m[1]), int(m[2])) if m is not None else None
 
 
+def _runner_levels(
+    command: Sequence[str] | None, env: Mapping[str, str], mapping: Mapping[str, Any] | None
+) -> list[list[str]]:
+    """(irunner3) The words of each command on the way to the launch, as find_launch reads them (`trace["levels"]`:
+    the command, then a shell string's simple command that runs the launch, ...), where `mapping` is given and the
+    launch is found; else the command after its `env` prefix alone."""
+    argv, prefixed = split_env_prefix(command or [], env)
+    if mapping is not None and argv:
+        trace: dict[str, Any] = {}
+        entry = find_launch(argv, mapping, prefixed, trace)[0]
+        levels = trace.get("levels")
+        if entry is not None and isinstance(levels, list) and levels:
+            return [list(level) for level in levels]
+    return [argv]
+
+
 #: capability bits (include/uapi/linux/capability.h: CAP_SYS_ADMIN 21, CAP_SYS_NICE 23)
 _CAP_SYS_ADMIN, _CAP_SYS_NICE = 21, 23
 
@@ -3886,7 +3902,10 @@ def _taskset_cpus(options: Sequence[tuple[str, str | None]], value: str) -> froz
 
 
 def scheduler_problems(
-    command: Sequence[str] | None, env: Mapping[str, str], here: Mapping[str, Any] | None
+    command: Sequence[str] | None,
+    env: Mapping[str, str],
+    here: Mapping[str, Any] | None,
+    mapping: Mapping[str, Any] | None = None,
 ) -> list[Problem]:
     """(irunner3) A taskset or chrt before the launch that the kernel refuses for the process that runs it (the
     program exits 1 before running the command). `here`: process_limits() where the launch runs on this host as the
@@ -3898,13 +3917,10 @@ def scheduler_problems(
     unknown."""
     from stackcheck.launch.runners import read_runner, runner_options
 
-    argv, _ = split_env_prefix(command or [], env)
-    for j, word in enumerate(argv):
-        prog = os.path.basename(word)
-        if _PYTHON.match(prog):
-            break
-        if prog not in ("taskset", "chrt"):
-            continue
+    sites = [(argv, j) for argv in _runner_levels(command, env, mapping) for p in ("taskset", "chrt")
+             for j in _before_python(argv, p)]  # fmt: skip
+    for argv, j in sorted(sites, key=lambda site: site[1]):
+        prog = os.path.basename(argv[j])
         options = runner_options(argv, j)
         at = read_runner(argv, j).command
         if options is None or at is None or at < 1:
@@ -3956,8 +3972,24 @@ def scheduler_problems(
     return []
 
 
+def _before_python(argv: Sequence[str], program: str) -> list[int]:
+    """The indices of the words named `program` before the first Python interpreter's word of `argv`."""
+    out: list[int] = []
+    for j, word in enumerate(argv):
+        name = os.path.basename(word)
+        if _PYTHON.match(name):
+            break
+        if name == program:
+            out.append(j)
+    return out
+
+
 def ionice_problems(
-    command: Sequence[str] | None, env: Mapping[str, str], facts: Any, here: Mapping[str, Any] | None = None
+    command: Sequence[str] | None,
+    env: Mapping[str, str],
+    facts: Any,
+    here: Mapping[str, Any] | None = None,
+    mapping: Mapping[str, Any] | None = None,
 ) -> list[Problem]:
     """(irunner3) An ionice before the launch whose ioprio_set the kernel refuses: ionice exits 1 ("ioprio_set
     failed") before it runs the command, unless -t. A class 4-7 is refused by every kernel (blocked); a realtime or
@@ -3967,14 +3999,10 @@ def ionice_problems(
     user nor its capabilities: unknown. Each ionice of the line before its command is read (runners.read_ionice)."""
     from stackcheck.launch.runners import read_ionice
 
-    argv, _ = split_env_prefix(command or [], env)
     out: list[Problem] = []
     kernel = _kernel_release(facts)
-    for j, word in enumerate(argv):
-        if _PYTHON.match(os.path.basename(word)):
-            break  # (the launch's interpreter: the words after it are its own)
-        if os.path.basename(word) != "ionice":
-            continue
+    sites = [(argv, j) for argv in _runner_levels(command, env, mapping) for j in _before_python(argv, "ionice")]
+    for argv, j in sites:
         reading = read_ionice(argv, j)
         if reading is None or reading.tolerant:
             continue

@@ -75,3 +75,15 @@ def test_process_limits_reads_this_process() -> None:
     assert isinstance(got.get("cpus"), frozenset) and got["cpus"]
     assert isinstance(got.get("cap_eff"), int) and isinstance(got.get("rtprio"), int)
     json.dumps({k: v for k, v in got.items() if k != "cpus"})
+
+
+def test_a_shell_strings_runners_are_read() -> None:
+    from stackcheck.knowledge.loader import load
+
+    mapping = load([], env={}).launch
+    string = "cd /tmp && ionice -c1 taskset -c 9 python3 -m sglang.launch_server --model-path m | tee log"
+    got = gate.scheduler_problems(["bash", "-c", string], {}, ROOT, mapping)
+    assert [(p.subject, p.status) for p in got] == [("taskset", "blocked")]  # (fails before: the string not read)
+    got = gate.ionice_problems(["bash", "-c", string], {}, {}, USER, mapping)
+    assert [(p.subject, p.status) for p in got] == [("ionice", "blocked")]
+    assert gate.scheduler_problems(["bash", "-c", string], {}, ROOT) == []  # (without the mapping: the argv alone)
