@@ -3913,7 +3913,7 @@ def scheduler_problems(
     user): taskset whose CPUs are none of those the process may run on is blocked (sched_setaffinity EINVAL), and
     unknown without `here`; chrt's SCHED_FIFO / SCHED_RR (its default) with neither CAP_SYS_NICE nor a RLIMIT_RTPRIO
     at least the priority, or SCHED_DEADLINE without CAP_SYS_NICE, is blocked (EPERM), unknown without `here`; chrt
-    -e / --ext (SCHED_EXT, util-linux 2.41 and Linux 6.12 with a BPF scheduler; an older chrt refuses the option) is
+    -e / --ext (SCHED_EXT, util-linux 2.42 and Linux 6.12 with a BPF scheduler; an older chrt refuses the option) is
     unknown."""
     from stackcheck.launch.runners import read_runner, runner_options
 
@@ -3947,8 +3947,9 @@ def scheduler_problems(
         policy = policy[0] if policy != "ext" else "e"
         if policy == "e":
             return [Problem("chrt", "unknown", None, "`chrt -e` / `--ext` before the launch asks for SCHED_EXT: a chrt "
-                            "before util-linux 2.41 refuses the option and a kernel without sched_ext (Linux 6.12+) "
-                            "the policy, neither read here (fail closed)", SCHED_SOURCES)]  # fmt: skip
+                            "before util-linux 2.42 (util-linux#3573) refuses the option and a kernel without "
+                            "sched_ext (Linux 6.12+) the policy, neither read here (fail closed)",
+                            SCHED_SOURCES)]  # fmt: skip
         if policy not in ("f", "r", "d"):
             continue
         priority = int(value) if value.isascii() and value.isdigit() and len(value) <= 3 else None

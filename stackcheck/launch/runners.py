@@ -346,6 +346,15 @@ def _positional_refused(program: str, options: Sequence[str], value: str) -> str
         return f"its CPU {kind} `{value[:40]}` is not one taskset reads as one (it exits 1 before running the command)"
     if program == "chrt":
         other = any(c in shorts for c in "obid") or bool(longs & {"other", "batch", "idle", "deadline"})
+        deadline = ("d" in shorts.replace("D", "") or "deadline" in longs) and not any(c in shorts for c in "fro")
+        if not deadline and (any(c in shorts for c in "TPD") or longs & {"sched-runtime", "sched-period",
+                                                                           "sched-deadline"}):  # fmt: skip
+            # (irunner3) util-linux chrt.c before 2.41: "--sched-{runtime,deadline,period} options are supported for
+            # SCHED_DEADLINE only", exit 1 (2.38.1 run here: `chrt -o -T 5 0 true`); 2.41 (util-linux#3406) takes -T
+            # for SCHED_OTHER / SCHED_BATCH (a custom slice, Linux 6.12+): which release runs here is not read
+            return ("its -T / -P / -D (--sched-runtime / -period / -deadline) without -d: chrt before util-linux 2.41 "
+                    "exits 1 on them outside SCHED_DEADLINE (2.41 takes -T for SCHED_OTHER / SCHED_BATCH); which chrt "
+                    "runs here is not read")  # fmt: skip
         if (
             value.isascii()
             and value.isdigit()
@@ -619,7 +628,12 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
         return Reading(None, f"{program} reads the words after its command as its own options unless `--` ends its "
                        "options (getopt permutes them)")  # fmt: skip
     if spec.positional and program == "chrt" and i < n and not argv[i].isdigit():
-        return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
+        # (irunner3) no priority given: util-linux before 2.42 reads the command's word as the priority and exits 1
+        # ("invalid priority argument"); 2.42 (util-linux#3620) runs the command for a policy with no priority, never
+        # for SCHED_FIFO / SCHED_RR. It was read as the command (allowed); which release runs here is not read
+        return Reading(None, f"its word `{argv[i][:40]}` stands where chrt reads a priority (util-linux before 2.42, "
+                       "and any release for SCHED_FIFO / SCHED_RR, exits 1 on it; 2.42 runs it as the command for "
+                       "another policy): which chrt runs here is not read")  # fmt: skip
     if spec.positional and i < n:
         why = _positional_refused(program, argv[at + 1 : i], argv[i])
         if why is not None:

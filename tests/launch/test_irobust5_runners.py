@@ -40,13 +40,15 @@ def _problems(line: list[str], mapping: Any) -> list[tuple[str, str]]:
      ["nice", "-5", "A=1"], ["taskset", "-c", "0-7", "A=1"], ["taskset", "0xff", "A=1"], ["taskset", "-ac", "0", "A=1"],
      ["numactl", "--cpunodebind=0", "--membind", "0", "A=1"], ["numactl", "-N", "0", "-l", "A=1"],
      ["numactl", "--interleave=all", "--", "A=1"], ["srun", "-N1", "-n", "1", "--gres=gpu:8", "A=1"],
-     ["srun", "--mpi", "pmix", "A=1"], ["chrt", "-f", "50", "A=1"], ["chrt", "-r", "-T", "10", "1", "A=1"],
+     ["srun", "--mpi", "pmix", "A=1"], ["chrt", "-f", "50", "A=1"], ["chrt", "-d", "-T", "10", "0", "A=1"],
      ["ionice", "-c", "2", "-n", "0", "A=1"], ["ionice", "-c2", "-t", "A=1"], ["stdbuf", "-oL", "-e", "L", "A=1"],
      ["/usr/bin/nice", "taskset", "-c", "0", "A=1"], ["nice", "nohup", "A=1"], ["timeout", "5", "nice", "A=1"],
      ["docker", "exec", "c", "numactl", "-N", "0", "A=1"], ["setsid", "-f", "A=1"],
      ["/usr/bin/time", "-v", "-o", "t.log", "A=1"], ["flock", "-w", "5", "/tmp/lock", "A=1"]],
 )  # fmt: skip
 def test_an_assignment_a_runner_execs_is_refused(prefix: list[str], mapping: Any) -> None:
+    # (irunner3: chrt's -T with -d, SCHED_DEADLINE: chrt exits 1 on -T with -r, util-linux chrt.c, so that line was
+    # none that runs)
     # fails before: no A= problem (the python after it judged as the server)
     got = _problems([*prefix, *LAUNCH], mapping)
     assert ("A=", "blocked") in got, (prefix, got)

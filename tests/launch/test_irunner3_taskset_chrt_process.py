@@ -4,7 +4,7 @@ util-linux 2.38.1 run here: `taskset -c 500 true` on a 2-CPU box exits 1, `tasks
 SCHED_FIFO / SCHED_RR (its default) without CAP_SYS_NICE and with a RLIMIT_RTPRIO below the priority, SCHED_DEADLINE
 without CAP_SYS_NICE (EPERM). The gate allowed them (read_runner checks the words' form only): now blocked where the
 launch runs here (the gate's own process: its affinity, CapEff, RLIMIT_RTPRIO), unknown with --facts (no CPUs, no
-user in the facts); chrt -e (SCHED_EXT, util-linux 2.41, Linux 6.12) unknown; ionice -c1 blocked without the
+user in the facts); chrt -e (SCHED_EXT, util-linux 2.42, Linux 6.12) unknown; ionice -c1 blocked without the
 capabilities."""
 
 from __future__ import annotations
@@ -87,3 +87,22 @@ def test_a_shell_strings_runners_are_read() -> None:
     got = gate.ionice_problems(["bash", "-c", string], {}, {}, USER, mapping)
     assert [(p.subject, p.status) for p in got] == [("ionice", "blocked")]
     assert gate.scheduler_problems(["bash", "-c", string], {}, ROOT) == []  # (without the mapping: the argv alone)
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [["chrt", "-o"], ["chrt", "-f"], ["chrt"], ["chrt", "-o", "-T", "5", "0"], ["chrt", "-r", "-P", "9", "1"],
+     ["chrt", "--batch", "--sched-runtime=5", "0"]],
+)  # fmt: skip
+def test_chrt_words_a_release_reads_apart_are_unknown(prefix: list[str]) -> None:
+    from stackcheck.knowledge.loader import load
+
+    d = gate.derive([*prefix, *LAUNCH], load([], env={}).launch, {})
+    assert ("chrt", "unknown") in [(p.subject, p.status) for p in d.problems], prefix  # (fails before: allowed)
+
+
+def test_chrt_deadline_runtime_is_read() -> None:
+    from stackcheck.knowledge.loader import load
+
+    d = gate.derive(["chrt", "-d", "-T", "5", "-D", "9", "0", *LAUNCH], load([], env={}).launch, {})
+    assert [p for p in d.problems if p.subject == "chrt"] == []
