@@ -325,6 +325,32 @@ def runner_options(argv: Sequence[str], at: int) -> list[tuple[str, str | None]]
     return out
 
 
+def process_limits() -> dict[str, object]:
+    """(irunner3) What a launch run here inherits from the gate's own process: `cpus` (sched_getaffinity), `cap_eff`
+    (/proc/self/status CapEff), `rtprio` (RLIMIT_RTPRIO's soft limit; -1 unlimited); a value not read is absent. The
+    launch is taken to run as the gate's user with the gate's limits (inferred: a user who runs the gate under sudo
+    and the server without it, or the reverse, is judged wrongly)."""
+    import contextlib
+
+    out: dict[str, object] = {}
+    with contextlib.suppress(AttributeError, OSError):
+        out["cpus"] = frozenset(os.sched_getaffinity(0))
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    out["cap_eff"] = int(line.split()[1], 16)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        out["rtprio"] = resource.getrlimit(resource.RLIMIT_RTPRIO)[0]
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
+    return out
+
+
 _TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
 
 
