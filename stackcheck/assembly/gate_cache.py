@@ -280,6 +280,13 @@ def slot_for(args: Any, env: Mapping[str, str] | None = None) -> Slot | None:
         # gate --cwd LINK: the directory it resolves to now (the decision reads that one; irev65)
         launch_dir = os.path.realpath(args.cwd) if getattr(args, "cwd", None) else None
         ids = [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), sorted(os.getgroups())]
+        # (irunner3) the CPUs, capabilities and RLIMIT_RTPRIO the launch inherits: taskset / chrt / ionice are judged
+        # on them (gate.scheduler_problems), so a decision kept under others is not this one's
+        from stackcheck.launch.runners import process_limits
+
+        limits = process_limits()
+        cpus = limits.get("cpus")
+        ids.append([sorted(cpus) if isinstance(cpus, frozenset) else None, limits.get("cap_eff"), limits.get("rtprio")])
         uname = list(os.uname())
     except (OSError, AttributeError):
         return None

@@ -326,7 +326,7 @@ def _find_launch_level(
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
         _level(trace, argv)
-        _program_word_seen(trace, argv, 0)  # (imend12: `~/venv/bin/python`, `/opt/*/bin/python` as written)
+        _program_word_seen(trace, argv, 0, env)  # (imend12: `~/venv/bin/python`, `/opt/*/bin/python` as written)
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _C_RUNNERS if argv else False
     su = os.path.basename(argv[0]) in _SU if argv else False
@@ -1289,6 +1289,144 @@ def _srun_holds(line: SrunLine) -> bool:
     return "hold" in line.counts or any(names == ("hold",) for names, _ in line.options)
 
 
+#: (irunner3) Slurm (SchedMD/slurm master 284c3b95f0): srun's -N / --nodes value (src/common/proc_args.c
+#: verify_node_count :498-588: a count, `min-max`, or a size list with `,` / `:`; str_to_nodes :465 strtol with a k / m
+#: suffix; a word with other characters, a negative count or a maximum below the minimum is an error, which
+#: slurm_process_option_or_exit (src/srun/opt.c :709-713) turns into srun's exit); inside a job srun asks for a step of
+#: the allocation: more nodes than it holds is "Only allocated %d nodes asked for %d" (src/srun/srun_job.c :1696-1706,
+#: no step), and a -w / --nodelist naming a node outside the job is refused by the step manager (src/stepmgr/stepmgr.c
+#: :1776-1780 "requested nodes ... not part of" the job: ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, :1413), so srun
+#: exits before the launch starts. Read from the sources, not run here (no Slurm on this box).
+SRUN_ALLOCATION_SOURCE = [
+    {"title": "Slurm src/common/proc_args.c verify_node_count / str_to_nodes; src/srun/srun_job.c 'Only allocated %d "
+     "nodes asked for %d'; src/stepmgr/stepmgr.c: requested nodes not part of the job",
+     "url": "https://github.com/SchedMD/slurm/blob/master/src/common/proc_args.c"},
+    {"title": "srun(1): -N, --nodes=<minnodes>[-maxnodes]; -w, --nodelist=<node_name_list> (inside an allocation: "
+     "nodes of that allocation)", "url": "https://slurm.schedmd.com/srun.html#OPT_nodes"},
+]  # fmt: skip
+_C_BLANKS = " \t\n\v\f\r"
+
+
+def _slurm_str_to_nodes(text: str) -> tuple[int, str]:
+    """Slurm's str_to_nodes (src/common/proc_args.c): (the count, what is left of the word after it), -1 where no
+    digits lead (the word itself left) or the count is negative or past INT_MAX."""
+    m = re.match(f"[{_C_BLANKS}]*([+-]?)(\\d+)", text, re.ASCII)
+    if m is None:
+        return -1, text
+    digits = m[2].lstrip("0")
+    num = int(m[1] + (digits or "0")) if len(digits) <= 12 else (2**40 if m[1] != "-" else -1)
+    rest = text[m.end() :]
+    for suffix, times in (("kK", 1024), ("mM", 1024 * 1024)):
+        if rest[:1] and rest[0] in suffix:
+            num, rest = num * times, rest[1:]
+    return (-1 if num < 0 or num > 2**31 - 1 else num), rest
+
+
+def srun_node_count(value: str) -> tuple[int, int] | str | None:
+    """srun's reading of -N VALUE (verify_node_count): (min, max; max 0 is none), the error srun exits on (a str), or
+    None where the form is not read here (a size list with `,` / `:`)."""
+    if "," in value or ":" in value:
+        return None
+    if "-" in value:
+        low_text, high_text = value.split("-", 1)
+        low, left = _slurm_str_to_nodes(low_text)
+        if left.strip(_C_BLANKS):
+            return f'"{low_text[:40]}" is not a valid node count'
+        low = 1 if low < 0 else low
+        high, left = _slurm_str_to_nodes(high_text)
+        if left.strip(_C_BLANKS):
+            return f'"{high_text[:40]}" is not a valid node count'
+    else:
+        low, left = _slurm_str_to_nodes(value)
+        if left.strip(_C_BLANKS) or low < 0:
+            return f'"{value[:40]}" is not a valid node count'
+        high = low
+    if high != 0 and high < low:
+        return f"Maximum node count {high} is less than minimum node count {low}"
+    return low, high
+
+
+def slurm_hostlist(text: str, cap: int = 100_000) -> list[str] | None:
+    """The host names of a Slurm host list (`n[1-4,7]`, `gpu[01-02]`, `a1,b[2-3]`, `r[1-2]n[1-2]`: each bracket a
+    list of numbers and ranges, a range's width kept where it is zero-padded), None where a part is not read (an
+    unclosed bracket, a range backwards, a `{...}`, more than `cap` names)."""
+    hosts: list[str] = []
+    if not re.fullmatch(r"[,\s]*(?:(?:[^,\[\]\s]|\[[^\[\]]*\])+[,\s]*)*", text):
+        return None  # (an unclosed or nested bracket)
+    for part in re.findall(r"(?:[^,\[\s]|\[[^\]]*\])+", text):
+        if "{" in part or "}" in part or part.count("[") != part.count("]"):
+            return None
+        names = [""]
+        for piece in re.split(r"(\[[^\]]*\])", part):
+            if not piece.startswith("["):
+                if "]" in piece:
+                    return None
+                names = [n + piece for n in names]
+                continue
+            values: list[str] = []
+            for item in piece[1:-1].split(","):
+                m = re.fullmatch(r"(\d{1,9})(?:-(\d{1,9}))?", item, re.ASCII)
+                if m is None or (m[2] is not None and int(m[2]) < int(m[1])):
+                    return None
+                width = len(m[1]) if m[1].startswith("0") else 0
+                last = int(m[2]) if m[2] is not None else int(m[1])
+                if last - int(m[1]) >= cap:
+                    return None
+                values += [str(k).zfill(width) for k in range(int(m[1]), last + 1)]
+            names = [n + v for n in names for v in values]
+            if len(names) > cap:
+                return None
+        hosts += names
+        if len(hosts) > cap:
+            return None
+    return hosts or None
+
+
+def srun_allocation_problem(line: SrunLine, env: Mapping[str, str]) -> Problem | None:
+    """(irunner3) An srun whose -N or -w srun refuses before the launch starts: a -N value verify_node_count refuses
+    (anywhere), and inside a job (SLURM_JOB_ID, --jobid) a -N above the allocation's node count (SLURM_JOB_NUM_NODES /
+    SLURM_NNODES) or a -w naming a node outside SLURM_JOB_NODELIST (Slurm's host list syntax): blocked. Unknown where
+    how srun reads it is not read: -N 0 or a size list, a host list not read. A job's environment always holds its node
+    count and list (Slurm sets them in every job step and batch script); where the gate's does not, they are not
+    judged (a job the gate does not see: its srun's allocation is not read)."""
+    nodes = line.counts.get("nodes")
+    in_job = _srun_in_job(line, env)
+
+    def problem(status: str, why: str) -> Problem:
+        return Problem("srun", status, "crash" if status == "blocked" else None, why, SRUN_ALLOCATION_SOURCE)
+
+    if nodes is not None:
+        got = srun_node_count(nodes)
+        if isinstance(got, str):
+            return problem("blocked", f"`srun -N {nodes[:40]}` is refused by srun ({got}): it exits before the launch "
+                           "starts")  # fmt: skip
+        if got is None or got[0] == 0:
+            return problem("unknown", f"`srun -N {nodes[:40]}`: how srun reads this node count (a size list, or no "
+                           "node) is not read (fail closed)")  # fmt: skip
+        if in_job and got[0] > 1:
+            held = _env_option(env, *_SRUN_NODES_ENV)[0]
+            count = _small_count(held.strip(), -1) if held is not None else None
+            if count is not None and got[0] > count:
+                return problem("blocked", f"`srun -N {nodes[:40]}` asks for {got[0]} nodes inside a job of {count} "
+                               f"(SLURM_JOB_NUM_NODES): srun exits with 'Only allocated {count} nodes asked for "
+                               f"{got[0]}' before the launch starts")  # fmt: skip
+    hosts_text = line.counts.get("nodelist")
+    if in_job and hosts_text is not None and "/" not in hosts_text:
+        wanted = slurm_hostlist(hosts_text)
+        job_text = _env_option(env, "SLURM_JOB_NODELIST", "SLURM_NODELIST")[0]
+        held_hosts = slurm_hostlist(job_text) if job_text else None
+        if job_text and (wanted is None or held_hosts is None):
+            what = "its host list" if wanted is None else "the job's nodes (SLURM_JOB_NODELIST)"
+            return problem("unknown", f"`srun -w {hosts_text[:60]}` runs inside a job and {what} is not read: srun "
+                           "refuses a node outside the job (fail closed)")  # fmt: skip
+        outside = [h for h in wanted or [] if h not in set(held_hosts or [])]
+        if outside and held_hosts and job_text:
+            return problem("blocked", f"`srun -w {hosts_text[:60]}` names {outside[0][:40]}, which is not one of the "
+                           f"job's nodes ({job_text[:60]}): Slurm refuses the step ('Requested node configuration is "
+                           "not available') and srun exits before the launch starts")  # fmt: skip
+    return None
+
+
 def srun_hold_note() -> Problem:
     return Problem("srun", "note", None, "`srun -H` / `--hold` submits the job srun starts in a held state (priority "
                    "0): it pends, and srun waits, until someone releases it (`scontrol release JOBID`); the launch "
@@ -1433,15 +1571,23 @@ def _unplaced_seen(
         if got is not None:
             trace.setdefault("unplaced", []).insert(0, got)
         trace.setdefault("runner_notes", []).extend(notes)
-    _program_word_seen(trace, argv, target)
+    _program_word_seen(trace, argv, target, env)
 
 
-def _program_word_seen(trace: dict[str, Any] | None, argv: Sequence[str], at: int) -> None:
+def _program_word_seen(
+    trace: dict[str, Any] | None, argv: Sequence[str], at: int, env: Mapping[str, str] | None = None
+) -> None:
     """Note in `trace` ("unplaced") the launch's program word argv[at] where it does not run the program it names as
-    written (_program_word; a shell string's text, a word with blanks, is not one: its own words are read inside)."""
+    written (_program_word; a shell string's text, a word with blanks, is not one: its own words are read inside), or,
+    in a shell string, names a variable the launch's environment `env` does not hold (_program_variables)."""
     if trace is None or trace.get("unplaced") or not 0 <= at < len(argv) or any(c.isspace() for c in argv[at]):
         return
     why = _program_word(argv[at], bool(trace.get("unexpanded")))
+    word = argv[at]
+    tilde = word == "~" or word.startswith("~/")  # (`~`: HOME's value; unset, the user database's, not read here)
+    if why is None and trace.get("unexpanded") and ("$" in word or tilde) and env is not None:
+        read = "${HOME}" + word[1:] if tilde else word
+        why = _program_variables(read, env, trace.get("gate_env"), bool(trace.get("target_facts")), word)
     if why is not None:
         from stackcheck.redact import redact_argv
 
@@ -1486,6 +1632,38 @@ def _program_word(word: str, unexpanded: bool) -> str | None:
         return (f"its program word `{word[:80]}` holds a brace expansion, which bash, zsh and ksh make into several "
                 "words (the first runs the others as its arguments; dash keeps the braces as written, not found): "
                 "write the path out")  # fmt: skip
+    return None
+
+
+#: (irunner3) a parameter expansion the gate reads in a shell string's program word: `$NAME` / `${NAME}`
+_SIMPLE_PARAMETER = _lazy(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+
+
+def _program_variables(
+    word: str, env: Mapping[str, str], gate_env: Mapping[str, str] | None, target_facts: bool, shown: str = ""
+) -> str | None:
+    """(irunner3) Why a shell string's program word with `$NAME` / `${NAME}` (`$V/bin/python`) may not run the program
+    the gate judged, or None where each is set in the launch's environment as the gate sees it: the shell puts an
+    unset variable's nothing there (`/bin/python`), and the target reader took the word as written. With --facts
+    (`target_facts`) the gate's own environment is not the launch's: a value it holds counts only where the command
+    sets it otherwise (an assignment before the launch). Any other `$` form (`$(...)`, `${V:-x}`, `$1`) is not read.
+    `shown`: the word as written, where `word` is its reading (`~/x` read as `${HOME}/x`)."""
+    rest = _SIMPLE_PARAMETER.sub("", word)
+    written = shown or word
+    if "$" in rest:
+        return (f"program word `{written[:80]}` holds a shell expansion the gate does not read (only $NAME and "
+                "${NAME} are): write the path out")  # fmt: skip
+    for m in _SIMPLE_PARAMETER.finditer(word):
+        name = m[1] or m[2]
+        if name not in env:
+            return (f"program word `{written[:80]}` reads ${name}, which is not set in the launch's environment the "
+                    "gate sees: the shell puts nothing there (for `~`, the user's home from the user database, not "
+                    "read here), so another program may run; set it before the launch or write the path "
+                    "out")  # fmt: skip
+        if target_facts and gate_env is not None and gate_env.get(name) == env[name]:
+            return (f"program word `{written[:80]}` reads ${name}, set only in the gate's own environment, which is "
+                    "not the launch's where its facts are given (--facts): set it before the launch or write the path "
+                    "out")  # fmt: skip
     return None
 
 
@@ -2376,6 +2554,12 @@ def _launch_program(
     if at is None:
         return None
     word = words[at]
+    if trace.get("shell_string") and "$" in word:
+        # (irunner3) the shell's expansion of $NAME / ${NAME} from the launch's environment (derive says unknown
+        # where one is not set there: _program_variables); any other `$` form: not read
+        word = _SIMPLE_PARAMETER.sub(lambda m: launch_env.get(m[1] or m[2], "\0"), word)
+        if "$" in word or "\0" in word:
+            return None
     got = trace.get("cwd")
     cwd = got if isinstance(got, str) else None
     home = launch_env.get("HOME")
@@ -3434,7 +3618,7 @@ def derive(
     argv, cmd_env = split_env_prefix(command, env, stops=stops)
     if not argv:
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
-    trace: dict[str, Any] = {"env_stops": stops}
+    trace: dict[str, Any] = {"env_stops": stops, "gate_env": env, "target_facts": target_facts}
     entry, args, cmd_env = find_launch(argv, mapping, cmd_env, trace)
     nnodes_word = None  # (`--nnodes N` / `--nnodes=N` as written, the last; another spelling: not read, None)
     for k, word in enumerate(args):
@@ -3560,6 +3744,9 @@ def derive(
             d.problems.insert(0, srun_node_rank_problem(spread, nnodes, rank))
         if any(_srun_holds(s) and not _srun_in_job(s, cmd_env) for s in sruns):
             d.problems.append(srun_hold_note())
+        refused = next((p for p in (srun_allocation_problem(s, cmd_env) for s in sruns) if p is not None), None)
+        if refused is not None:  # (irunner3: -N / -w values srun refuses)
+            d.problems.insert(0, refused)
     if isinstance(trace.get("srun_job_id"), str):  # (irobust13: a job id srun refuses: it runs nothing)
         d.problems.insert(0, srun_job_id_problem(trace["srun_job_id"]))
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
@@ -3886,6 +4073,247 @@ def installation_problems(d: Derived, sglang_state: str, where: str | None) -> l
 #: config_usage); 3.11 added P (What's New in Python 3.11: the -P option and PYTHONSAFEPATH; Doc/using/cmdline.rst
 #: "-P ... New in version 3.11"). Read from those sources, not run here (no 3.10 on this machine)
 _PYTHON_311_OPTIONS = "P"
+
+
+#: (irunner3) the sources of ionice_problems
+IONICE_SOURCES = [
+    {"title": "util-linux schedutils/ionice.c main (getopt_long \"+n:c:p:P:u:tVh\"; class best-effort and level 4 by "
+     "default, none: level 0, idle: level 7) and ioprio_setid (ioprio_set failing: err(EXIT_FAILURE) unless -t), "
+     "then execvp", "url": "https://github.com/util-linux/util-linux/blob/master/schedutils/ionice.c"},
+    {"title": "Linux block/ioprio.c ioprio_check_cap before 6.5: realtime needs CAP_SYS_NICE or CAP_SYS_ADMIN "
+     "(EPERM), realtime / best-effort data outside 0-7 EINVAL, a class other than 0-3 EINVAL",
+     "url": "https://github.com/torvalds/linux/blob/v6.4/block/ioprio.c"},
+    {"title": "Linux 6.5 (command duration limits: eca2040972b4 'scsi: block: ioprio: Clean up interface definition', "
+     "01584c1e2337): the level is the data's low 3 bits, hints above it, so level 8 is taken (LTP ioprio_set03 "
+     "'prio 8 should not work' fails there)", "url": "https://github.com/linux-test-project/ltp/issues/1192"},
+]  # fmt: skip
+
+
+def _kernel_release(facts: Any) -> tuple[int, int] | None:
+    """(major, minor) of facts.system.kernel (`6.8.0-45-generic`), None where it is not read."""
+    system = facts.get("system") if isinstance(facts, Mapping) else None
+    kernel = system.get("kernel") if isinstance(system, Mapping) else None
+    m = re.match(r"(\d{1,4})\.(\d{1,4})(?!\d)", kernel, re.ASCII) if isinstance(kernel, str) else None
+    return (int(m[1]), int(m[2])) if m is not None else None
+
+
+def _runner_levels(
+    command: Sequence[str] | None, env: Mapping[str, str], mapping: Mapping[str, Any] | None
+) -> list[list[str]]:
+    """(irunner3) The words of each command on the way to the launch, as find_launch reads them (`trace["levels"]`:
+    the command, then a shell string's simple command that runs the launch, ...), where `mapping` is given and the
+    launch is found; else the command after its `env` prefix alone."""
+    argv, prefixed = split_env_prefix(command or [], env)
+    if mapping is not None and argv:
+        trace: dict[str, Any] = {}
+        entry = find_launch(argv, mapping, prefixed, trace)[0]
+        levels = trace.get("levels")
+        if entry is not None and isinstance(levels, list) and levels:
+            return [list(level) for level in levels]
+    return [argv]
+
+
+#: capability bits (include/uapi/linux/capability.h: CAP_SYS_ADMIN 21, CAP_SYS_NICE 23)
+_CAP_SYS_ADMIN, _CAP_SYS_NICE = 21, 23
+
+
+def process_limits() -> dict[str, Any]:
+    """What a launch run here inherits from the gate's own process (runners.process_limits)."""
+    from stackcheck.launch.runners import process_limits as read
+
+    return read()
+
+
+#: (irunner3) the sources of scheduler_problems
+SCHED_SOURCES = [
+    {"title": "util-linux schedutils/taskset.c (the mask or -c list, then sched_setaffinity: 'failed to set pid's "
+     "affinity', exit 1) and chrt.c (-f / -r / -d ask for SCHED_FIFO / SCHED_RR (the default) / SCHED_DEADLINE; "
+     "sched_setattr failing: 'failed to set pid 0's policy', exit 1); run here (util-linux 2.38.1): taskset -c 500 "
+     "on a 2-CPU box exits 1, taskset -c 0,500 runs", "url": "https://github.com/util-linux/util-linux/tree/master/"
+     "schedutils"},
+    {"title": "sched_setaffinity(2): EINVAL where the mask holds no CPU physically on the system and permitted to the "
+     "thread (cpuset); sched_setscheduler(2) / sched(7): a real-time policy needs CAP_SYS_NICE or a RLIMIT_RTPRIO at "
+     "least the priority; SCHED_DEADLINE needs CAP_SYS_NICE",
+     "url": "https://man7.org/linux/man-pages/man2/sched_setaffinity.2.html"},
+]  # fmt: skip
+_TASKSET_PIECE = re.compile(r"(\d{1,5})(?:-(\d{1,5})(?::(\d{1,5}))?)?", re.ASCII)
+
+
+def _taskset_cpus(options: Sequence[tuple[str, str | None]], value: str) -> frozenset[int] | None:
+    """The CPUs a taskset MASK or -c list names (util-linux lib/cpuset.c cpulist_parse: N, N-M, N-M:STRIDE), None
+    where not read."""
+    if any(name in ("c", "cpu-list") for name, _ in options):
+        cpus: set[int] = set()
+        for piece in value.split(","):
+            m = _TASKSET_PIECE.fullmatch(piece)
+            if m is None:
+                return None
+            first = int(m[1])
+            last = int(m[2]) if m[2] is not None else first
+            step = int(m[3]) if m[3] is not None else 1
+            if last < first or step < 1:
+                return None
+            cpus.update(range(first, last + 1, step))
+        return frozenset(cpus)
+    digits = value.lower().removeprefix("0x")
+    if not re.fullmatch(r"[0-9a-f]{1,64}", digits):
+        return None
+    number = int(digits, 16)
+    return frozenset(k for k in range(number.bit_length()) if number >> k & 1)
+
+
+def scheduler_problems(
+    command: Sequence[str] | None,
+    env: Mapping[str, str],
+    here: Mapping[str, Any] | None,
+    mapping: Mapping[str, Any] | None = None,
+) -> list[Problem]:
+    """(irunner3) A taskset or chrt before the launch that the kernel refuses for the process that runs it (the
+    program exits 1 before running the command). `here`: process_limits() where the launch runs on this host as the
+    gate's process (None: --facts, --image, --root, whose facts hold neither the CPUs a process may run on nor its
+    user): taskset whose CPUs are none of those the process may run on is blocked (sched_setaffinity EINVAL), and
+    unknown without `here`; chrt's SCHED_FIFO / SCHED_RR (its default) with neither CAP_SYS_NICE nor a RLIMIT_RTPRIO
+    at least the priority, or SCHED_DEADLINE without CAP_SYS_NICE, is blocked (EPERM), unknown without `here`; chrt
+    -e / --ext (SCHED_EXT, util-linux 2.42 and Linux 6.12 with a BPF scheduler; an older chrt refuses the option) is
+    unknown."""
+    from stackcheck.launch.runners import read_runner, runner_options
+
+    sites = [(argv, j) for argv in _runner_levels(command, env, mapping) for p in ("taskset", "chrt")
+             for j in _before_python(argv, p)]  # fmt: skip
+    for argv, j in sorted(sites, key=lambda site: site[1]):
+        prog = os.path.basename(argv[j])
+        options = runner_options(argv, j)
+        at = read_runner(argv, j).command
+        if options is None or at is None or at < 1:
+            continue
+        value = argv[at - 1]
+        if prog == "taskset":
+            cpus = _taskset_cpus(options, value)
+            allowed = here.get("cpus") if here is not None else None
+            if cpus is None or not isinstance(allowed, frozenset):
+                return [Problem("taskset", "unknown", None, f"`taskset {value[:40]}` before the launch: the CPUs the "
+                                "launch may run on (its cpuset and the online CPUs) are not in the facts, and "
+                                "taskset exits 1 where the list holds none of them (fail closed)",
+                                SCHED_SOURCES)]  # fmt: skip
+            if not cpus & allowed:
+                shown = ",".join(str(c) for c in sorted(allowed)[:16])
+                return [Problem("taskset", "blocked", "crash", f"`taskset {value[:40]}` before the launch names none "
+                                f"of the CPUs this process may run on ({shown}): sched_setaffinity fails (EINVAL) and "
+                                "taskset exits 1 before it runs the command", SCHED_SOURCES,
+                                observed=f"CPUs {value[:40]}", required=f"one of CPUs {shown}")]  # fmt: skip
+            continue
+        names = [name for name, _ in options]
+        policy = next((n for n in reversed(names) if n in ("f", "r", "o", "b", "i", "d", "e", "fifo", "rr", "other",
+                                                             "batch", "idle", "deadline", "ext")), "r")  # fmt: skip
+        policy = policy[0] if policy != "ext" else "e"
+        if policy == "e":
+            return [Problem("chrt", "unknown", None, "`chrt -e` / `--ext` before the launch asks for SCHED_EXT: a chrt "
+                            "before util-linux 2.42 (util-linux#3573) refuses the option and a kernel without "
+                            "sched_ext (Linux 6.12+) the policy, neither read here (fail closed)",
+                            SCHED_SOURCES)]  # fmt: skip
+        if policy not in ("f", "r", "d"):
+            continue
+        priority = int(value) if value.isascii() and value.isdigit() and len(value) <= 3 else None
+        what = {"f": "SCHED_FIFO", "r": "SCHED_RR", "d": "SCHED_DEADLINE"}[policy]
+        cap = here.get("cap_eff") if here is not None else None
+        if not isinstance(cap, int):
+            return [Problem("chrt", "unknown", None, f"`chrt` before the launch asks for {what}, which the kernel "
+                            "gives only a process with CAP_SYS_NICE (or, for FIFO / RR, a RLIMIT_RTPRIO at least the "
+                            "priority); the facts do not say which user runs the launch (fail closed)",
+                            SCHED_SOURCES)]  # fmt: skip
+        if cap >> _CAP_SYS_NICE & 1:
+            continue
+        rtprio = here.get("rtprio") if here is not None else None
+        if policy != "d" and isinstance(rtprio, int) and priority is not None and (rtprio == -1 or rtprio >= priority):
+            continue
+        return [Problem("chrt", "blocked", "crash", f"`chrt` before the launch asks for {what} at priority "
+                        f"{value[:20]}: this process has no CAP_SYS_NICE and its RLIMIT_RTPRIO is {rtprio}, so the "
+                        "kernel refuses it (EPERM) and chrt exits 1 before it runs the command", SCHED_SOURCES,
+                        observed=f"RLIMIT_RTPRIO {rtprio}, no CAP_SYS_NICE",
+                        required="CAP_SYS_NICE or RLIMIT_RTPRIO >= the priority")]  # fmt: skip
+    return []
+
+
+def _before_python(argv: Sequence[str], program: str) -> list[int]:
+    """The indices of the words named `program` before the first Python interpreter's word of `argv`."""
+    out: list[int] = []
+    for j, word in enumerate(argv):
+        name = os.path.basename(word)
+        if _PYTHON.match(name):
+            break
+        if name == program:
+            out.append(j)
+    return out
+
+
+def ionice_problems(
+    command: Sequence[str] | None,
+    env: Mapping[str, str],
+    facts: Any,
+    here: Mapping[str, Any] | None = None,
+    mapping: Mapping[str, Any] | None = None,
+) -> list[Problem]:
+    """(irunner3) An ionice before the launch whose ioprio_set the kernel refuses: ionice exits 1 ("ioprio_set
+    failed") before it runs the command, unless -t. A class 4-7 is refused by every kernel (blocked); a realtime or
+    best-effort level outside 0-7 by a kernel before 6.5 (EINVAL: blocked), taken by 6.5 and later for 8-15 (the low
+    three bits are the level, a note says so), not read past 15 or below 0 there (unknown); the kernel not read:
+    unknown. The realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN (EPERM otherwise), and the facts hold neither the
+    user nor its capabilities: unknown. Each ionice of the line before its command is read (runners.read_ionice)."""
+    from stackcheck.launch.runners import read_ionice
+
+    out: list[Problem] = []
+    kernel = _kernel_release(facts)
+    sites = [(argv, j) for argv in _runner_levels(command, env, mapping) for j in _before_python(argv, "ionice")]
+    for argv, j in sites:
+        reading = read_ionice(argv, j)
+        if reading is None or reading.tolerant:
+            continue
+        cls, data = reading.ioclass, reading.data
+        observed = f"ionice class {cls}, level {data}"
+        if cls > 3:
+            status = "blocked" if cls <= 7 else "unknown"
+            out.append(Problem("ionice", status, "crash" if status == "blocked" else None,
+                               f"`ionice` before the launch asks for I/O class {cls}, which the kernel's ioprio_set "
+                               "refuses (EINVAL; classes 0-3): ionice exits 1 before it runs the command",
+                               IONICE_SOURCES, observed=observed, required="class 0-3"))  # fmt: skip
+            continue
+        if not 0 <= data <= 7:
+            if kernel is None:
+                out.append(Problem("ionice", "unknown", None, f"`ionice` before the launch asks for I/O level {data}, "
+                                   "which a Linux kernel before 6.5 refuses (EINVAL: ionice exits 1 before the "
+                                   "command runs) and 6.5 and later take as level "
+                                   f"{data & 7} with a hint; the kernel is not read (system.kernel)",
+                                   IONICE_SOURCES, observed=observed, required="level 0-7"))  # fmt: skip
+            elif kernel < (6, 5):
+                out.append(Problem("ionice", "blocked", "crash", f"`ionice` before the launch asks for I/O level "
+                                   f"{data}, which Linux {kernel[0]}.{kernel[1]} refuses (ioprio_set EINVAL: levels "
+                                   "0-7 before 6.5): ionice exits 1 with 'ioprio_set failed' before it runs the "
+                                   "command; give -n 0-7 (or -t to go on without it)",
+                                   IONICE_SOURCES, observed=observed, required="level 0-7"))  # fmt: skip
+            elif 8 <= data <= 15:
+                out.append(Problem("ionice", "note", None, f"`ionice` before the launch asks for I/O level {data}: "
+                                   f"Linux {kernel[0]}.{kernel[1]} takes it as level {data & 7} with a "
+                                   "command-duration-limit hint (6.5 and later), not as a lower priority",
+                                   IONICE_SOURCES))  # fmt: skip
+            else:
+                out.append(Problem("ionice", "unknown", None, f"`ionice` before the launch asks for I/O level {data}: "
+                                   "whether Linux 6.5 and later take its hint bits is not read (fail closed)",
+                                   IONICE_SOURCES, observed=observed, required="level 0-7"))  # fmt: skip
+            continue
+        if cls == 1 and here is not None and isinstance(here.get("cap_eff"), int):
+            if not here["cap_eff"] >> _CAP_SYS_NICE & 1 and not here["cap_eff"] >> _CAP_SYS_ADMIN & 1:
+                out.append(Problem("ionice", "blocked", "crash", "`ionice` before the launch asks for the realtime I/O "
+                                   "class, which the kernel gives only a process with CAP_SYS_NICE or CAP_SYS_ADMIN: "
+                                   "this one has neither (CapEff), so ioprio_set fails (EPERM) and ionice exits 1 "
+                                   "before it runs the command", IONICE_SOURCES, observed=observed,
+                                   required="CAP_SYS_NICE or CAP_SYS_ADMIN"))  # fmt: skip
+        elif cls == 1:
+            out.append(Problem("ionice", "unknown", None, "`ionice` before the launch asks for the realtime I/O class, "
+                               "which the kernel gives only a process with CAP_SYS_NICE or CAP_SYS_ADMIN (else "
+                               "ioprio_set EPERM: ionice exits 1 before it runs the command); the facts do not say "
+                               "which user runs the launch (fail closed)", IONICE_SOURCES,
+                               observed=observed, required="root, CAP_SYS_NICE or CAP_SYS_ADMIN"))  # fmt: skip
+    return out[:1]
 
 
 def interpreter_option_problems(command: Sequence[str] | None, env: Mapping[str, str], facts: Any) -> list[Problem]:

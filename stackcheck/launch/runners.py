@@ -317,11 +317,115 @@ def _ionice_refused(options: Sequence[str]) -> str | None:
             return (f"its class `{klass[:40]}` is none of 0-3 (ionice warns \"unknown prio class\", then ioprio_set "
                     "refuses it and ionice exits 1 before running the command; -t would run it)")  # fmt: skip
     if number in (1, 2) and level is not None and re.fullmatch(r"[+-]?\d{1,9}", level, re.ASCII):
-        if not 0 <= int(level) <= 7:
-            return (f"its level `{level[:40]}` is outside 0-7 for the realtime / best-effort class (ioprio_set "
-                    "refuses it, or on newer kernels reads the bits above 7 as a hint: ionice exits 1 before running "
-                    "the command where refused; -t would run it)")  # fmt: skip
+        if int(level) < 0:  # (levels above 7: gate.ionice_problems judges them against the kernel, irunner3)
+            return (f"its level `{level[:40]}` is below 0 for the realtime / best-effort class (ioprio_set "
+                    "refuses it: ionice exits 1 before running the command; -t would run it)")  # fmt: skip
     return None
+
+
+class IoniceReading(NamedTuple):
+    """What util-linux ionice asks of ioprio_set before it execvp's its command (read_ionice): the class (0 none, 1
+    realtime, 2 best-effort, 3 idle), the class data (level) it passes, and whether -t / --ignore makes a failing
+    ioprio_set no failure (ionice.c ioprio_setid: `if (rc == -1 && !tolerant) err(EXIT_FAILURE, ...)`)."""
+
+    ioclass: int
+    data: int
+    tolerant: bool
+
+
+def read_ionice(argv: Sequence[str], at: int) -> IoniceReading | None:
+    """The class and level the ionice at argv[at] sets before running its command, as schedutils/ionice.c main() reads
+    its options (getopt_long "+n:c:p:P:u:tVh": the last -c / -n wins; the class best-effort and the level 4 where not
+    given; the none class passes level 0 and the idle class level 7 whatever -n says); None where it runs no command or
+    a value is not read (read_runner says why)."""
+    if read_runner(argv, at).command is None:
+        return None
+    got: dict[str, str] = {}
+    tolerant = [False]
+    spec = RUNNERS["ionice"]
+
+    def long_option(i: int, word: str) -> int:
+        found = _long(spec, word)
+        if found is None:
+            return 1
+        name, takes = found
+        if name == "ignore":
+            tolerant[0] = True
+        if takes:
+            got["c" if name == "class" else "n"] = word.split("=", 1)[1] if "=" in word else argv[i + 1]
+            return 1 if "=" in word else 2
+        return 1
+
+    def short_option(i: int, word: str, j: int) -> int:
+        if word[j] == "t":
+            tolerant[0] = True
+        if word[j] in "cn":
+            got[word[j]] = word[j + 1 :] if j + 1 < len(word) else argv[i + 1]
+            return 1 if j + 1 < len(word) else 2
+        return 0
+
+    walk_options(argv, at, long_option, short_option)
+    word = got.get("c", "2")
+    ioclass = int(word) if word[:1].isdigit() else _IONICE_CLASSES.index(word.lower())
+    data = int(got.get("n", "4"))
+    data = 0 if ioclass == 0 else 7 if ioclass == 3 else data
+    return IoniceReading(ioclass, data, tolerant[0])
+
+
+def runner_options(argv: Sequence[str], at: int) -> list[tuple[str, str | None]] | None:
+    """(irunner3) The options a RUNNERS program at argv[at] is given before its command, each as (its short letter or
+    long name, its value or None), in order; None where read_runner does not place its command."""
+    if read_runner(argv, at).command is None:
+        return None
+    spec = RUNNERS[os.path.basename(argv[at])]
+    out: list[tuple[str, str | None]] = []
+
+    def long_option(i: int, word: str) -> int:
+        found = _long(spec, word)
+        if found is None:
+            out.append((word[2:].split("=", 1)[0], None))
+            return 1
+        name, takes = found
+        value = word.split("=", 1)[1] if "=" in word else argv[i + 1] if i + 1 < len(argv) else None
+        value = value if takes else None
+        out.append((name, value))
+        return 1 if "=" in word or not takes else 2
+
+    def short_option(i: int, word: str, j: int) -> int:
+        if word[j] in spec.short_value:
+            out.append((word[j], word[j + 1 :] if j + 1 < len(word) else argv[i + 1] if i + 1 < len(argv) else None))
+            return 1 if j + 1 < len(word) else 2
+        out.append((word[j], None))
+        return 0
+
+    walk_options(argv, at, long_option, short_option)
+    return out
+
+
+def process_limits() -> dict[str, object]:
+    """(irunner3) What a launch run here inherits from the gate's own process: `cpus` (sched_getaffinity), `cap_eff`
+    (/proc/self/status CapEff), `rtprio` (RLIMIT_RTPRIO's soft limit; -1 unlimited); a value not read is absent. The
+    launch is taken to run as the gate's user with the gate's limits (inferred: a user who runs the gate under sudo
+    and the server without it, or the reverse, is judged wrongly)."""
+    import contextlib
+
+    out: dict[str, object] = {}
+    with contextlib.suppress(AttributeError, OSError):
+        out["cpus"] = frozenset(os.sched_getaffinity(0))
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    out["cap_eff"] = int(line.split()[1], 16)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        out["rtprio"] = resource.getrlimit(resource.RLIMIT_RTPRIO)[0]
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
+    return out
 
 
 _TASKSET_RANGE = r"\d{1,5}(?:-\d{1,5}(?::\d{1,5})?)?"
@@ -403,6 +507,15 @@ def _positional_refused(program: str, options: Sequence[str], value: str) -> str
             return ("its -T / -P / -D (--sched-runtime, --sched-period, --sched-deadline) are for SCHED_DEADLINE "
                     "alone: chrt exits 1 on them with another policy, before running the command")  # fmt: skip
         other = any(c in shorts for c in "obid") or bool(longs & {"other", "batch", "idle", "deadline"})
+        deadline = ("d" in shorts.replace("D", "") or "deadline" in longs) and not any(c in shorts for c in "fro")
+        if not deadline and (any(c in shorts for c in "TPD") or longs & {"sched-runtime", "sched-period",
+                                                                           "sched-deadline"}):  # fmt: skip
+            # (irunner3) util-linux chrt.c before 2.41: "--sched-{runtime,deadline,period} options are supported for
+            # SCHED_DEADLINE only", exit 1 (2.38.1 run here: `chrt -o -T 5 0 true`); 2.41 (util-linux#3406) takes -T
+            # for SCHED_OTHER / SCHED_BATCH (a custom slice, Linux 6.12+): which release runs here is not read
+            return ("its -T / -P / -D (--sched-runtime / -period / -deadline) without -d: chrt before util-linux 2.41 "
+                    "exits 1 on them outside SCHED_DEADLINE (2.41 takes -T for SCHED_OTHER / SCHED_BATCH); which chrt "
+                    "runs here is not read")  # fmt: skip
         if (
             value.isascii()
             and value.isdigit()
@@ -683,7 +796,12 @@ def read_runner(argv: Sequence[str], at: int) -> Reading:
         if why is not None:
             return Reading(None, why)
     if spec.positional and program == "chrt" and i < n and not argv[i].isdigit():
-        return Reading(i)  # (no priority given: the word is the command, or chrt refuses it as one)
+        # (irunner3) no priority given: util-linux before 2.42 reads the command's word as the priority and exits 1
+        # ("invalid priority argument"); 2.42 (util-linux#3620) runs the command for a policy with no priority, never
+        # for SCHED_FIFO / SCHED_RR. It was read as the command (allowed); which release runs here is not read
+        return Reading(None, f"its word `{argv[i][:40]}` stands where chrt reads a priority (util-linux before 2.42, "
+                       "and any release for SCHED_FIFO / SCHED_RR, exits 1 on it; 2.42 runs it as the command for "
+                       "another policy): which chrt runs here is not read")  # fmt: skip
     if spec.positional and i < n:
         why = _positional_refused(program, argv[at + 1 : i], argv[i])
         if why is not None:

@@ -24,8 +24,6 @@ REFUSED = [
     ["ionice", "--class", "9"],
     ["ionice", "-c", "2", "-n", "-1"],
     ["ionice", "-n", "-1"],  # (best-effort by default)
-    ["ionice", "-c", "realtime", "-n", "8"],
-    ["ionice", "-c", "best-effort", "--classdata=99"],
     ["ionice", "-c", "+2"],
     ["ionice", "-c", "-1"],
     ["ionice", "-c", "2", "-n", "3", "-c", "5"],  # (the last -c is the class)
