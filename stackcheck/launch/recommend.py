@@ -157,12 +157,16 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
         added.update(model_launch_facts(pre, d, mapping))
         if isinstance(pre.launch.get("model_mla"), bool):
             added["mla"] = pre.launch["model_mla"]
-        if added.get("model_moe") is False and any(str(w).startswith("--speculative-draft-model") for w in d.command):
-            del added["model_moe"]  # the draft's config.json is not read here: a MoE draft runs MoE layers
+        if any(str(w).startswith("--speculative-draft-model") for w in d.command):
+            # the draft's config.json is not read here: a MoE draft runs MoE layers, perhaps the DeepSeek-V3 routing
+            for key in ("model_moe", "model_dsv3_routing"):
+                if added.get(key) is False:
+                    del added[key]
     else:
         picked = moe_runner_auto(d, mapping, version, seen)
         moe = _line_model_moe(model, d)
-        facts = (("moe_runner_auto", picked), ("model_moe", moe))
+        routing = _line_dsv3_routing(model, d, version)
+        facts = (("moe_runner_auto", picked), ("model_moe", moe), ("model_dsv3_routing", routing))
         added = {k: v for k, v in facts if v is not None}
     # (irev81, irobust12) launch.model_moe_renormalize as the gate sets it from the same config.json keys (ifc64: the
     # BF16 trtllm-gen MoE asserts a renormalizing top-k); a value that is no boolean, which the gate judges both ways,
@@ -195,6 +199,17 @@ def _line_model_moe(model: ModelSeen, d: Any) -> bool | None:
     if found is False and any(str(w).startswith("--speculative-draft-model") for w in d.command):
         return None
     return found
+
+
+def _line_dsv3_routing(model: ModelSeen, d: Any, version: str | None) -> bool | None:
+    """launch.model_dsv3_routing for this line, as the gate sets it (refusals.launch_model_dsv3_routing, irec3): False
+    only where the model's config.json says it never takes the DeepSeek-V3 fused routing and the line names no draft
+    model (whose config.json is not read here); None otherwise."""
+    from stackcheck.launch.refusals import launch_model_dsv3_routing
+
+    if model.config is None or any(str(w).startswith("--speculative-draft-model") for w in d.command):
+        return None
+    return False if launch_model_dsv3_routing({"model": model.config}, version) is False else None
 
 
 def _line_moe_renormalize(model: ModelSeen) -> bool | None:
@@ -322,8 +337,15 @@ def check_problems(
         line = _with_moe_runner_auto(ctx, model, d, ctx.manifests.launch, ctx.installed_version("sglang"))
         if line is not ctx:
             ctx, failing = line, None
-        # (iasan: the gate's scopes read them too, flashinfer-jit-asan-header's launch.model_moe)
-        read = {k: ctx.launch[k] for k in ("moe_runner_auto", "model_moe") if ctx.launch.get(k) is not None}
+        # (iasan: the gate's scopes read them too, flashinfer-jit-asan-header's launch.model_moe; irec3: and
+        # launch.model_dsv3_routing)
+        keys = ("moe_runner_auto", "model_moe", "model_dsv3_routing")
+        read = {k: ctx.launch[k] for k in keys if ctx.launch.get(k) is not None}
+        from stackcheck.launch.refusals import auto_pick_off_gpus, gpu_majors
+
+        version = ctx.installed_version("sglang")
+        if auto_pick_off_gpus(read.get("moe_runner_auto"), ctx.manifests.launch, version, gpu_majors(ctx.facts)):
+            read["moe_runner_auto"] = "auto"  # (irec3) as the gate's scope reads it: an SM100-only pick off SM100
     add_launch_requirements(d, ctx.manifests.features, ctx.manifests.checks, read)
     checks = {str(c.get("id")): c for c in ctx.manifests.checks}
     out: list[Any] = []
