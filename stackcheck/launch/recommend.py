@@ -75,6 +75,10 @@ class Request:
     # the served model as the gate's preflight reads it (preflight.model.ModelInfo; None: not read), whose launch facts
     # each line is judged with (gate_preflight.model_file_facts, as the gate judges its launch)
     model_info: Any = None
+    # (irec3) the speculative draft model the given launch names (--speculative-draft-model-path), read by the same
+    # reader (None: none named, or not read), whose launch facts (draft_*, and its experts in model_moe) each line is
+    # judged with as the gate judges them
+    draft_info: Any = None
     # judge the line proposed as the gate judges it (gate_problems) and propose none the gate refuses; the gate's own
     # advice leaves it out (the gate judges the given launch itself, and each attention option is judged anyway)
     judge_line: bool = True
@@ -91,6 +95,7 @@ class ModelSeen:
     release_flags: dict[str, Any] = field(default_factory=dict)  # gate._declared_in by release, once read
     requirements: list[Any] = field(default_factory=list)  # the checkpoint's quantization needs (Request's)
     info: Any = None  # the model as the gate's preflight reads it (Request.model_info)
+    draft_info: Any = None  # the draft model the given launch names, read the same way (Request.draft_info)
 
 
 _NOT_READ = object()
@@ -150,14 +155,18 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
         from stackcheck.launch.preflight import Preflight, model_launch
 
         flag = d.options.get("--quantization")
-        pre = Preflight([], [model.info], [], model_launch(model.info, ctx.manifests.preflight, flag, version), [])
+        # (irec3) and the draft model the line names, read by the same reader (the gate's preflight reads both roles):
+        # its draft_* facts (model_launch_facts) and its experts (model_file_facts' model_moe, model_dsv3_routing)
+        draft = model.draft_info if _draft_named(d) and _same_draft(model.draft_info, d) else None
+        infos = [model.info] if draft is None else [model.info, draft]
+        pre = Preflight([], infos, [], model_launch(model.info, ctx.manifests.preflight, flag, version), [])
         added = model_file_facts(pre, d, mapping, version)
         # and the facts on its MLA shapes, whether its config.json was read (model_config_read) and the flags SGLang
         # turns back off for it, as the gate judges them again (gate_preflight.model_launch_facts)
         added.update(model_launch_facts(pre, d, mapping))
         if isinstance(pre.launch.get("model_mla"), bool):
             added["mla"] = pre.launch["model_mla"]
-        if any(str(w).startswith("--speculative-draft-model") for w in d.command):
+        if draft is None and _draft_named(d):
             # the draft's config.json is not read here: a MoE draft runs MoE layers, perhaps the DeepSeek-V3 routing
             for key in ("model_moe", "model_dsv3_routing"):
                 if added.get(key) is False:
@@ -186,6 +195,20 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
     if launch == ctx.launch:
         return ctx
     return Context(facts=ctx.facts, manifests=ctx.manifests, launch=launch)
+
+
+def _draft_named(d: Any) -> bool:
+    """Whether the line names a speculative draft model (its config.json is the draft's own, not the target's)."""
+    return any(str(w).startswith("--speculative-draft-model") for w in d.command)
+
+
+def _same_draft(info: Any, d: Any) -> bool:
+    """Whether `info` (Request.draft_info) is the draft the line names: its spec is the line's
+    --speculative-draft-model-path (a line that names another draft is judged without one read)."""
+    if info is None:
+        return False
+    given = d.options.get("--speculative-draft-model-path")
+    return isinstance(given, str) and given in (str(getattr(info, "spec", "")), str(getattr(info, "path", "")))
 
 
 def _line_model_moe(model: ModelSeen, d: Any) -> bool | None:
@@ -1351,7 +1374,7 @@ def recommend(
             if p.status in ("blocked", "unknown") and ASSIGNMENT_SOURCE in (p.source or [])
         ]  # fmt: skip
     model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements,
-                      info=request.model_info)  # fmt: skip
+                      info=request.model_info, draft_info=request.draft_info)  # fmt: skip
     picks, undecided, judge = decide(target, doc, request.goal, model)
     never = never_entries(judge, doc)
     launch_map = ctx.manifests.launch
