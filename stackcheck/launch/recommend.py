@@ -594,6 +594,40 @@ class Cond:
     text: str = ""  # what was observed (for a rejection) or what is missing
 
 
+def with_check_crashes(v: FeatureVerdict, fid: str, ctx: Context) -> FeatureVerdict:
+    """(irec3) A feature's verdict as recommend.json's `verdict` conditions read it: where a stack check's rule that
+    names this feature in its own required_by (jit-toolchain's deepgemm-nvcc, deepgemm-upstream-sm100f: DeepGEMM's JIT
+    build) fails with effect crash, the feature is blocked with that crash, though its own rules pass. The gate needs
+    such a rule only as strongly as the feature's default (deepgemm: default-warn, 'fails only with some models'), so
+    it warns of the crash and allows the launch, and recommend skipped the warning: it kept DeepGEMM on (deepgemm-
+    default) on a box whose nvcc cannot build it. The recommended line now takes the option for a crashing feature
+    (deepgemm-off: SGLANG_ENABLE_JIT_DEEPGEMM=0). A verdict already blocked with a crash, or not ok, is kept."""
+    if v.get("status") not in ("ok", "not-applicable"):
+        return v
+    from stackcheck.verdicts.engine import evaluate_check
+
+    crashes: list[Any] = []
+    for check in ctx.manifests.checks:
+        named = [
+            str(r.get("id"))
+            for r in check.get("rules") or []
+            if isinstance(r, dict)
+            and isinstance(r.get("required_by"), dict)
+            and fid in (r["required_by"].get("features") or [])
+        ]
+        if not named:
+            continue
+        verdict = evaluate_check(check, ctx)
+        crashes += [
+            {**dict(x), "check": str(check.get("id"))}
+            for x in verdict.get("reasons") or []
+            if x.get("rule") in named and x.get("result") == "fail" and x.get("effect", "crash") == "crash"
+        ]
+    if not crashes:
+        return v
+    return {**v, "status": "blocked", "effect": "crash", "reasons": [*crashes, *(v.get("reasons") or [])]}
+
+
 class Judge:
     """Evaluates recommend.json conditions on one Context; feature verdicts are cached per launch variant."""
 
@@ -626,7 +660,7 @@ class Judge:
             ctx = self.ctx
             if extra_launch:
                 ctx = Context(facts=self.ctx.facts, manifests=self.ctx.manifests, launch={**ctx.launch, **extra_launch})
-            self._verdicts[key] = evaluate_feature(spec, ctx)
+            self._verdicts[key] = with_check_crashes(evaluate_feature(spec, ctx), fid, ctx)
         return self._verdicts[key]
 
     def cond(self, pred: Any) -> Cond:
