@@ -100,3 +100,48 @@ def test_the_real_wheels() -> None:
         check = check[: check.index("\ndef ", 1)]
         # RuntimeError in 0.6.x, ValueError in 0.7.x
         assert 'Error("CuTe DSL is not available.")' in check and "raise " in check, flashinfer
+
+
+CUTEDSL_MOE = "cutedsl-moe-runner-dsl-installed"
+
+
+def _gate_moe(tmp_path: Any, installed: bool, *flags: str) -> tuple[str, list[tuple[str, str]]]:
+    """A Qwen3 MoE launch on tests/cases/h200-newest (SGLang 0.5.23) whose complete list says the DSL is (not)
+    installed: the decision and the nvfp4 reasons of the new rule."""
+    import json
+    from pathlib import Path
+
+    from cli_process import stackcheck_json
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "h200-newest" / "facts.json"
+    doc = json.loads(case.read_text())
+    doc["facts"]["packages_complete"] = True
+    entry = {"installed": True, "version": "4.8.0", "dist_version": "4.8.0", "location": "/x"}
+    doc["facts"]["packages"]["nvidia-cutlass-dsl"] = entry if installed else {"installed": False}
+    facts = tmp_path / f"facts-{installed}.json"
+    facts.write_text(json.dumps(doc))
+    model = tmp_path / "qwen3moe"
+    model.mkdir(exist_ok=True)
+    config = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+              "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
+              "torch_dtype": "bfloat16", "vocab_size": 1024, "num_experts": 16, "moe_intermediate_size": 512,
+              "num_experts_per_tok": 4}  # fmt: skip
+    (model / "config.json").write_text(json.dumps(config))
+    out = stackcheck_json("gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", "python", "-m",
+                          "sglang.launch_server", "--model-path", str(model), "--tp", "8", *flags)  # fmt: skip
+    rules = [
+        (str(x.get("rule")), str(x.get("result")))
+        for r in out.get("reasons") or []
+        if r.get("feature") == FEATURE
+        for x in r.get("reasons") or []
+        if x.get("rule") == CUTEDSL_MOE
+    ]
+    return str(out["decision"]), rules
+
+
+def test_the_cutedsl_moe_runner_flag_needs_the_dsl(tmp_path: Any) -> None:
+    # fails before the fix: --moe-runner-backend flashinfer_cutedsl needed nothing, the launch allowed
+    flag = ("--moe-runner-backend", "flashinfer_cutedsl")
+    assert _gate_moe(tmp_path, False, *flag) == ("refuse", [(CUTEDSL_MOE, "fail")])
+    assert _gate_moe(tmp_path, True, *flag) == ("allow", [])
+    assert _gate_moe(tmp_path, False) == ("allow", [])  # (no flag: SGLang never picks it itself)
