@@ -916,7 +916,16 @@ def _decide_with(
         # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
         # facts (model_multimodal; model_moe and moe_runner_auto, iasan) are known: a scope on a fact still unknown is
         # required (fail closed)
-        read_facts = {k: v for k, v in (("moe_runner_auto", picked), ("model_moe", moe_layers)) if v is not None}
+        # (irec3: and model_dsv3_routing, which scopes the asan-header rules' DeepSeek-V3 routing to the models that
+        # may take it, instead of every MoE model)
+        facts_read = (("moe_runner_auto", picked), ("model_moe", moe_layers))
+        read_facts = {k: v for k, v in facts_read if v is not None}
+        if model_read.get("model_dsv3_routing") is False:
+            read_facts["model_dsv3_routing"] = False
+        from stackcheck.launch.refusals import auto_pick_off_gpus, gpu_majors
+
+        if auto_pick_off_gpus(picked, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts)):
+            read_facts["moe_runner_auto"] = "auto"  # (irec3) a pick SGLang makes on SM100 only, on a box without one
         gate.add_launch_requirements(derived, manifests.features, manifests.checks, read_facts)
         # the MLA dims and heads per GPU config.json states, the draft model's too (rules on launch.mla_kv_rope,
         # launch.mla_heads_per_gpu, launch.draft_*: trtllm_mla's and flashmla's kernels), and whether it was read

@@ -199,6 +199,18 @@ def model_facts(
     return out, posixpath.join(path, "config.json"), data
 
 
+def read_as_gate(path: str, role: str, mdata: Mapping[str, Any], sglang_version: str | None) -> Any:
+    """A model directory as the gate's preflight reads it (launch.preflight.model.read_model, the one reader of the
+    served model and the speculative draft model, `role` "model" or "draft model"): its ModelInfo, None where its
+    config.json was not read."""
+    from stackcheck.launch.preflight.model import read_model
+    from stackcheck.readers.fsview import HostView
+
+    info = read_model(HostView(), path, role, {}, {}, {"model": mdata}, "/", os.path.expanduser("~"), True,
+                      sglang_version)  # fmt: skip
+    return info if info.attention is not None else None
+
+
 def _arg_value(argv: list[str], names: tuple[str, ...]) -> str | None:
     value = None
     for i, tok in enumerate(argv):
@@ -216,6 +228,7 @@ class LaunchFacts(NamedTuple):
     model_flags: list[tuple[str, str, str, Any]]  # flags the model needs to load (recommend.Request.model_flags)
     model_requirements: list[Any]  # the checkpoint's quantization needs (recommend.Request.model_requirements)
     model_info: Any = None  # the model as the gate's preflight reads it (recommend.Request.model_info)
+    draft_info: Any = None  # (irec3) the draft model the given launch names, read the same way (Request.draft_info)
 
 
 def launch_facts(
@@ -256,6 +269,15 @@ def launch_facts(
     model, where, config = model_facts(directory, model_data, sglang_version, _arg_value(argv, ("--quantization",)))
     model_requirements = model.pop("model_requirements", None) or []
     model_info = model.pop("model_info", None)
+    # (irec3) the speculative draft model the given launch names, read as the gate's preflight reads it (read_as_gate):
+    # the draft_* facts and its experts each line is judged with (recommend.Request.draft_info); None: not read
+    draft_info = None
+    draft_spec = _arg_value(argv, ("--speculative-draft-model-path",))
+    if draft_spec:
+        draft_dir, _how = find_model(draft_spec, argv)
+        draft_info = read_as_gate(draft_dir, "draft model", model_data or {}, sglang_version) if draft_dir else None
+        if draft_info is not None:
+            draft_info.spec = draft_spec  # (the line names it so: recommend's lines keep the given flags)
     flag = model.pop("quantization_flag", None)
     flag_why, flag_source = model.pop("quantization_flag_why", None), model.pop("quantization_flag_source", None)
     if flag is not None and not args.assume_quantization:
@@ -300,7 +322,7 @@ def launch_facts(
         assumptions.append("GPU peer-to-peer hangs on this box (--assume-p2p-hang)")
     else:
         launch["p2p_hangs"] = False
-    return LaunchFacts(launch, assumptions, model_path, config, model_flags, model_requirements, model_info)
+    return LaunchFacts(launch, assumptions, model_path, config, model_flags, model_requirements, model_info, draft_info)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -372,6 +394,7 @@ def run(args: argparse.Namespace) -> int:
             model_flags=lf.model_flags,
             model_requirements=lf.model_requirements,
             model_info=lf.model_info,
+            draft_info=lf.draft_info,
         )
         return recommend(ctx, request, features_now, required)
 

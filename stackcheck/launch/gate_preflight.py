@@ -1313,11 +1313,13 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
     the gate learns from the model is never one recommend's line is judged without): the checkpoint's quantization
     as read (model_quant_method; with it model_quant_schemes, model_kv_cache_fp8, model_quant_loaded), whether it is
     quantized at all (checkpoint_quantized), the MoE runner SGLang picks itself for it (moe_runner_auto: the
-    checkpoint's group-0 weights included), whether the launch runs MoE layers (model_moe) and whether their top-k
-    renormalizes (model_moe_renormalize). A fact not known is absent. It also replaces, on `derived`, the needs of a
-    --quantization SGLang applies while loading an unquantized checkpoint (refusals.online_quantization_needs)."""
+    checkpoint's group-0 weights included), whether the launch runs MoE layers (model_moe), whether their top-k
+    renormalizes (model_moe_renormalize) and whether it may take the DeepSeek-V3 fused routing (model_dsv3_routing,
+    irec3: set only where it is known not to). A fact not known is absent. It also replaces, on `derived`, the needs
+    of a --quantization SGLang applies while loading an unquantized checkpoint (refusals.online_quantization_needs)."""
     from stackcheck.launch.refusals import (
         checkpoint_quantized,
+        launch_model_dsv3_routing,
         launch_model_moe,
         launch_model_moe_renormalize,
         model_attention,
@@ -1341,4 +1343,6 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
     renormalize = launch_model_moe_renormalize(models)
     if renormalize is not None:
         out["model_moe_renormalize"] = renormalize
+    if launch_model_dsv3_routing(models, version) is False:  # (irec3) never True: absent is not known
+        out["model_dsv3_routing"] = False
     return out

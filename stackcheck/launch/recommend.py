@@ -75,6 +75,10 @@ class Request:
     # the served model as the gate's preflight reads it (preflight.model.ModelInfo; None: not read), whose launch facts
     # each line is judged with (gate_preflight.model_file_facts, as the gate judges its launch)
     model_info: Any = None
+    # (irec3) the speculative draft model the given launch names (--speculative-draft-model-path), read by the same
+    # reader (None: none named, or not read), whose launch facts (draft_*, and its experts in model_moe) each line is
+    # judged with as the gate judges them
+    draft_info: Any = None
     # judge the line proposed as the gate judges it (gate_problems) and propose none the gate refuses; the gate's own
     # advice leaves it out (the gate judges the given launch itself, and each attention option is judged anyway)
     judge_line: bool = True
@@ -91,6 +95,7 @@ class ModelSeen:
     release_flags: dict[str, Any] = field(default_factory=dict)  # gate._declared_in by release, once read
     requirements: list[Any] = field(default_factory=list)  # the checkpoint's quantization needs (Request's)
     info: Any = None  # the model as the gate's preflight reads it (Request.model_info)
+    draft_info: Any = None  # the draft model the given launch names, read the same way (Request.draft_info)
 
 
 _NOT_READ = object()
@@ -146,15 +151,22 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
         from stackcheck.launch.preflight import Preflight, model_launch
 
         flag = d.options.get("--quantization")
-        pre = Preflight([], [model.info], [], model_launch(model.info, ctx.manifests.preflight, flag, version), [])
+        # (irec3) and the draft model the line names, read by the same reader (the gate's preflight reads both roles):
+        # its draft_* facts (model_launch_facts) and its experts (model_file_facts' model_moe, model_dsv3_routing)
+        draft = model.draft_info if _draft_named(d) and _same_draft(model.draft_info, d) else None
+        infos = [model.info] if draft is None else [model.info, draft]
+        pre = Preflight([], infos, [], model_launch(model.info, ctx.manifests.preflight, flag, version), [])
         added = model_file_facts(pre, d, mapping, version)
         # and the facts on its MLA shapes, whether its config.json was read (model_config_read) and the flags SGLang
         # turns back off for it, as the gate judges them again (gate_preflight.model_launch_facts)
         added.update(model_launch_facts(pre, d, mapping))
         if isinstance(pre.launch.get("model_mla"), bool):
             added["mla"] = pre.launch["model_mla"]
-        if added.get("model_moe") is False and any(str(w).startswith("--speculative-draft-model") for w in d.command):
-            del added["model_moe"]  # the draft's config.json is not read here: a MoE draft runs MoE layers
+        if draft is None and _draft_named(d):
+            # the draft's config.json is not read here: a MoE draft runs MoE layers, perhaps the DeepSeek-V3 routing
+            for key in ("model_moe", "model_dsv3_routing"):
+                if added.get(key) is False:
+                    del added[key]
     # (irev81, irobust12) launch.model_moe_renormalize as the gate sets it from the same config.json keys (ifc64: the
     # BF16 trtllm-gen MoE asserts a renormalizing top-k); a value that is no boolean, which the gate judges both ways,
     # is taken as false here (_line_moe_renormalize): no line rests on it
@@ -173,6 +185,20 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
     if launch == ctx.launch:
         return ctx
     return Context(facts=ctx.facts, manifests=ctx.manifests, launch=launch)
+
+
+def _draft_named(d: Any) -> bool:
+    """Whether the line names a speculative draft model (its config.json is the draft's own, not the target's)."""
+    return any(str(w).startswith("--speculative-draft-model") for w in d.command)
+
+
+def _same_draft(info: Any, d: Any) -> bool:
+    """Whether `info` (Request.draft_info) is the draft the line names: its spec is the line's
+    --speculative-draft-model-path (a line that names another draft is judged without one read)."""
+    if info is None:
+        return False
+    given = d.options.get("--speculative-draft-model-path")
+    return isinstance(given, str) and given in (str(getattr(info, "spec", "")), str(getattr(info, "path", "")))
 
 
 def _line_moe_renormalize(model: ModelSeen) -> bool | None:
@@ -317,8 +343,15 @@ def check_problems(
         line = _with_moe_runner_auto(ctx, model, d, ctx.manifests.launch, ctx.installed_version("sglang"))
         if line is not ctx:
             ctx, failing = line, None
-        # (iasan: the gate's scopes read them too, flashinfer-jit-asan-header's launch.model_moe)
-        read = {k: ctx.launch[k] for k in ("moe_runner_auto", "model_moe") if ctx.launch.get(k) is not None}
+        # (iasan: the gate's scopes read them too, flashinfer-jit-asan-header's launch.model_moe; irec3: and
+        # launch.model_dsv3_routing)
+        keys = ("moe_runner_auto", "model_moe", "model_dsv3_routing")
+        read = {k: ctx.launch[k] for k in keys if ctx.launch.get(k) is not None}
+        from stackcheck.launch.refusals import auto_pick_off_gpus, gpu_majors
+
+        version = ctx.installed_version("sglang")
+        if auto_pick_off_gpus(read.get("moe_runner_auto"), ctx.manifests.launch, version, gpu_majors(ctx.facts)):
+            read["moe_runner_auto"] = "auto"  # (irec3) as the gate's scope reads it: an SM100-only pick off SM100
     add_launch_requirements(d, ctx.manifests.features, ctx.manifests.checks, read)
     checks = {str(c.get("id")): c for c in ctx.manifests.checks}
     out: list[Any] = []
@@ -544,6 +577,40 @@ class Cond:
     text: str = ""  # what was observed (for a rejection) or what is missing
 
 
+def with_check_crashes(v: FeatureVerdict, fid: str, ctx: Context) -> FeatureVerdict:
+    """(irec3) A feature's verdict as recommend.json's `verdict` conditions read it: where a stack check's rule that
+    names this feature in its own required_by (jit-toolchain's deepgemm-nvcc, deepgemm-upstream-sm100f: DeepGEMM's JIT
+    build) fails with effect crash, the feature is blocked with that crash, though its own rules pass. The gate needs
+    such a rule only as strongly as the feature's default (deepgemm: default-warn, 'fails only with some models'), so
+    it warns of the crash and allows the launch, and recommend skipped the warning: it kept DeepGEMM on (deepgemm-
+    default) on a box whose nvcc cannot build it. The recommended line now takes the option for a crashing feature
+    (deepgemm-off: SGLANG_ENABLE_JIT_DEEPGEMM=0). A verdict already blocked with a crash, or not ok, is kept."""
+    if v.get("status") not in ("ok", "not-applicable"):
+        return v
+    from stackcheck.verdicts.engine import evaluate_check
+
+    crashes: list[Any] = []
+    for check in ctx.manifests.checks:
+        named = [
+            str(r.get("id"))
+            for r in check.get("rules") or []
+            if isinstance(r, dict)
+            and isinstance(r.get("required_by"), dict)
+            and fid in (r["required_by"].get("features") or [])
+        ]
+        if not named:
+            continue
+        verdict = evaluate_check(check, ctx)
+        crashes += [
+            {**dict(x), "check": str(check.get("id"))}
+            for x in verdict.get("reasons") or []
+            if x.get("rule") in named and x.get("result") == "fail" and x.get("effect", "crash") == "crash"
+        ]
+    if not crashes:
+        return v
+    return {**v, "status": "blocked", "effect": "crash", "reasons": [*crashes, *(v.get("reasons") or [])]}
+
+
 class Judge:
     """Evaluates recommend.json conditions on one Context; feature verdicts are cached per launch variant."""
 
@@ -575,7 +642,7 @@ class Judge:
             ctx = self.ctx
             if extra_launch:
                 ctx = Context(facts=self.ctx.facts, manifests=self.ctx.manifests, launch={**ctx.launch, **extra_launch})
-            self._verdicts[key] = evaluate_feature(spec, ctx)
+            self._verdicts[key] = with_check_crashes(evaluate_feature(spec, ctx), fid, ctx)
         return self._verdicts[key]
 
     def cond(self, pred: Any) -> Cond:
@@ -1337,7 +1404,7 @@ def recommend(
             and (ASSIGNMENT_SOURCE in (p.source or []) or (p.subject in programs and not _launcher(p.subject)))
         ]  # fmt: skip
     model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements,
-                      info=request.model_info)  # fmt: skip
+                      info=request.model_info, draft_info=request.draft_info)  # fmt: skip
     picks, undecided, judge = decide(target, doc, request.goal, model)
     never = never_entries(judge, doc)
     launch_map = ctx.manifests.launch

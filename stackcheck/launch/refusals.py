@@ -2692,6 +2692,31 @@ def _checkpoint_weights_pick(
     return None
 
 
+def auto_pick_off_gpus(
+    picked: str | None, mapping: Mapping[str, Any], version: str | None, majors: set[int] | None
+) -> bool:
+    """(irec3) True where SGLang's own MoE runner pick (moe_runner_auto's `picked`) cannot happen on this box: every
+    refusals.auto.moe_runner pick of the release with that backend names its GPU majors (the is_sm100 test of
+    arg_groups/overrides.py: majors [10]) and no GPU of the box has one of them. moe_runner_auto leaves the GPU to the
+    rules that read it; a launch requirement's scope (required_by) that reads the pick has no GPU, so it reads "auto"
+    where this holds. False where the majors are not all known (gpu_majors None), the pick is "unread" or "auto", or a
+    pick of that backend names no majors."""
+    if picked in (None, "auto", "unread") or version is None or not majors:
+        return False
+    spec = ((mapping.get("refusals") or {}).get("auto") or {}).get("moe_runner")
+    if not isinstance(spec, Mapping):
+        return False
+    picks = [p for p in spec.get("picks") or [] if isinstance(p, Mapping) and p.get("backend") == picked]
+    picks = [p for p in picks if _version_in(version, str(p.get("versions", ""))) is True]
+    if not picks:
+        return False
+    for pick in picks:
+        named = pick.get("majors")
+        if not isinstance(named, list) or not named or majors & {m for m in named if isinstance(m, int)}:
+            return False
+    return True
+
+
 def _checkpoint_weights_match(spec: Any, held: Any, pre: Any) -> bool:
     """Whether a pick's `checkpoint_weights` holds (imodel2): the checkpoint's own quant_method is its quant_method
     and config.json's quantization_config.config_groups.group_0.weights has each of its group_0_weights values (the
@@ -2718,6 +2743,43 @@ def launch_model_moe(models: Mapping[str, Any]) -> bool | None:
     if any(m is True for m in found):
         return True
     return False if all(m is False for m in found) else None
+
+
+#: (irec3) the architectures whose SGLang model file builds its routed top-k without grouped top-k and without a
+#: correction bias, so that select_experts never reaches biased_grouped_topk_gpu and FlashInfer's fused_topk_deepseek
+#: (the DeepSeek-V3 fused routing, whose JIT module compiles memoryUtils.cu): sglang 0.5.1-0.5.23 models/qwen3_moe.py
+#: `TopK(top_k=..., renormalize=..., use_grouped_topk=False[, layer_id=...])` (0.5.9 :230-233, 0.5.16 :256-259, 0.5.23
+#: :258-261) and models/qwen2_moe.py `TopK(top_k=..., renormalize=...[, layer_id=...])` (0.5.23 :307-311), TopK's
+#: defaults use_grouped_topk False and correction_bias None (0.5.23 layers/moe/topk.py :694-700), every wheel of the
+#: shared test cache 0.5.1-0.5.23 read (2026-12-07). Any other MoE architecture is not read for this: unknown.
+NO_DSV3_ROUTING_ARCHITECTURES = frozenset({"Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"})
+NO_DSV3_ROUTING_RELEASES = ">=0.5.1,<=0.5.23"
+
+
+def launch_model_dsv3_routing(models: Mapping[str, Any], version: str | None) -> bool | None:
+    """launch.model_dsv3_routing (irec3): whether the launch may take SGLang's DeepSeek-V3 routing (FlashInfer's
+    fused_topk_deepseek, a JIT build of memoryUtils.cu) for the served model or the speculative draft model the gate
+    read (model_attention's roles). False where every role read is dense, or has routed experts under an architecture
+    of NO_DSV3_ROUTING_ARCHITECTURES on a release read for it; None (not known: the scope that reads it is met, fail
+    closed) where the model or a named draft was not read, its experts could not be told, another MoE architecture
+    is served (the DeepSeek-V3 family and every architecture not read), or the installed SGLang is not one read."""
+    if "model" not in models:
+        return None
+    for role in ("model", "draft model"):
+        if role not in models:
+            continue
+        read = models.get(role)
+        moe = _model_moe(read)
+        if moe is False:
+            continue
+        if moe is not True or not isinstance(read, Mapping) or version is None:
+            return None
+        archs = read.get("architectures")
+        if not (isinstance(archs, list) and archs and all(a in NO_DSV3_ROUTING_ARCHITECTURES for a in archs)):
+            return None
+        if _version_in(version, NO_DSV3_ROUTING_RELEASES) is not True:
+            return None
+    return False
 
 
 #: (ifc64) the model types whose SGLang model file passes config.norm_topk_prob as its routed top-k's renormalize
