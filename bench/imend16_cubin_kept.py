@@ -6,9 +6,12 @@ checksums.txt each; no upstream file) under a temporary directory, then times in
 and wall medians over --runs calls: `cold`, family_status of the four families without a keeper (the first run's
 reading: manifest read, hashed, split, each directory listed, each name lstat'ed); `first`, the same with a
 KeptFamilies that has nothing kept yet (the reading and what keeping it adds); `kept`, with a KeptFamilies whose
-answers were kept by an earlier call (served from the kept answer). Run it once per tree:
+answers were kept by an earlier call (served from the kept answer); iperf42's `prescan`, the kept answers opened and
+every kept directory's stamp and odd names taken (KeptFamilies.prescan: what FlashinferCubinsProbe.prepare runs in a
+thread beside the first wave), and `after`, the four families' status from a keeper so prescanned (what is left to
+the probe's own run, after the packages probe). Run it once per tree (a tree without prescan: --rows cold,first,kept):
 
-    PYTHONPATH=TREE python3 bench/imend16_cubin_kept.py [--runs 31] [--files 16000]
+    PYTHONPATH=TREE python3 bench/imend16_cubin_kept.py [--runs 31] [--files 16000] [--rows ...]
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=31)
     parser.add_argument("--files", type=int, default=16000)
+    parser.add_argument("--rows", default="cold,first,kept,prescan,after")
     args = parser.parse_args()
     os.environ["STACKCHECK_PLAN_CACHE"] = "1"
     from stackcheck.probes import flashinfer_cubins as fc
@@ -72,10 +76,20 @@ def main() -> None:
         keep.save()
         assert keep.kept.files, "nothing kept"
         rows = {}
-        for row in ("cold", "first", "kept"):
+        for row in args.rows.split(","):
             cpu, wall = [], []
             for i in range(args.runs):
                 keeper = None
+                if row == "prescan":  # (iperf42: what FlashinferCubinsProbe.prepare runs in its thread)
+                    c0, w0 = time.process_time(), time.perf_counter()
+                    keeper = fc.KeptFamilies.open(view, cache)
+                    assert keeper is not None and keeper.prescan() > 0
+                    cpu.append(time.process_time() - c0)
+                    wall.append(time.perf_counter() - w0)
+                    continue
+                if row == "after":  # (iperf42: what is left to the probe's run once prepare's prescan is done)
+                    keeper = fc.KeptFamilies.open(view, cache)
+                    assert keeper is not None and keeper.prescan() > 0
                 if row == "kept":
                     keeper = fc.KeptFamilies.open(view, cache)
                 elif row == "first":  # (a keeper with nothing kept yet: the reading, and what keeping it costs)

@@ -67,8 +67,9 @@ IMAGE_ONLY: dict[str, str] = {
     "docker_daemon": "only an image audit (--image) judges how its container starts",
 }
 #: the probes whose `prepare` the runner calls when the first wave starts (Probe.prepares): the toolkits probe runs
-#: `nvcc --version` then, while the target's Python is read, instead of after it
-_PREPARES = frozenset({"toolkits"})
+#: `nvcc --version` then, while the target's Python is read, instead of after it; the cubin probe takes its kept
+#: directories' stamps and odd names (iperf42)
+_PREPARES = frozenset({"toolkits", "flashinfer_cubins"})
 
 
 class LazyProbe:

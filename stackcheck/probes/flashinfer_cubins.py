@@ -547,6 +547,14 @@ def _scan(directory: str) -> tuple[set[str], list[str], set[str]] | None:
         os.close(fd)
 
 
+def _dir_state(directory: str) -> tuple[list[int] | None, list[str] | None]:
+    """(_any_stamp, _odd_entries) of a directory, the stamp taken before the listing: what a kept answer is served
+    under."""
+    stamp = _any_stamp(directory)
+    scan = _scan(directory)
+    return stamp, None if scan is None else scan[1]
+
+
 def _is_stamp(value: Any) -> bool:
     return type(value) is list and len(value) == 5 and all(type(v) is int for v in value)
 
@@ -586,6 +594,30 @@ class KeptFamilies:
 
     def __init__(self, kept: Any) -> None:
         self.kept = kept
+        #: each kept directory's (_any_stamp, _odd_entries) as `prescan` took them, by path (iperf42)
+        self.scanned: dict[str, tuple[list[int] | None, list[str] | None]] = {}
+
+    def prescan(self) -> int:
+        """Take now the stamp and the odd names (_dir_state) of every directory a kept answer names whose
+        checksums.txt still has its kept stamp, for `status` to compare instead of scanning each again (iperf42:
+        FlashinferCubinsProbe.prepare runs it in a thread beside the first wave, the driver's start and the target's
+        Python, rather than after the packages probe; each lstat releases the interpreter lock). The same reading
+        as status' own, taken earlier in the same run. Returns the number of directories scanned."""
+        from stackcheck.readers import kept as kept_module
+
+        for key, item in list(self.kept.files.items()):
+            manifest_path, sep, _ = key.partition("\n")
+            value = item[1]
+            if not sep or not _is_kept_status(value) or kept_module.file_stamp(manifest_path) != item[0]:
+                continue
+            for path, _was, _odd in value["dirs"]:
+                if path and path not in self.scanned:
+                    self.scanned[path] = _dir_state(path)
+        return len(self.scanned)
+
+    def _state(self, path: str) -> tuple[list[int] | None, list[str] | None]:
+        got = self.scanned.get(path)
+        return _dir_state(path) if got is None else got
 
     @classmethod
     def open(cls, view: FileView, cache_dir: str | None) -> KeptFamilies | None:
@@ -607,7 +639,7 @@ class KeptFamilies:
         stamp = kept_module.file_stamp(manifest_path)
         got = self.kept.get(key, stamp)
         if got is not kept_module.MISS and _is_kept_status(got):
-            if all(_any_stamp(path) == was and _odd_entries(path) == odd for path, was, odd in got["dirs"]):
+            if all(path and self._state(path) == (was, odd) for path, was, odd in got["dirs"]):
                 status = dict(got["status"])
                 if type(status.get("missing_first")) is list:
                     status["missing_first"] = list(status["missing_first"])
@@ -661,11 +693,17 @@ def _writable(view: FileView, path: str) -> bool | None:
 
 
 def probe_cubins(
-    facts: Mapping[str, Any], env: Mapping[str, str], view: FileView, cwd: str | None = None, cache_dir: str | None = ""
+    facts: Mapping[str, Any],
+    env: Mapping[str, str],
+    view: FileView,
+    cwd: str | None = None,
+    cache_dir: str | None = "",
+    kept: KeptFamilies | None = None,
 ) -> dict[str, Any] | None:
     """The `flashinfer_cubins` section, or None (left out) without flashinfer-python or for a release outside the
     ones read (FIRST_READ-LAST_READ: a rule then has no fact and says unknown). `cache_dir`: the probes'
-    ProbeContext.cache_dir, where what was read of this host's files is kept (KeptFamilies; "" keeps nothing)."""
+    ProbeContext.cache_dir, where what was read of this host's files is kept (KeptFamilies; "" keeps nothing);
+    `kept`: the KeptFamilies opened (and prescanned) for that cache_dir already, taken instead of opening it."""
     packages = facts.get("packages")
     if not isinstance(packages, Mapping):
         return None
@@ -700,7 +738,7 @@ def probe_cubins(
     if repo_kind == "local":
         out["repository_dir"] = repo_dir
     location = fi.get("location")
-    keep = KeptFamilies.open(view, cache_dir)
+    keep = kept if kept is not None else KeptFamilies.open(view, cache_dir)
     artifacts: dict[str, str] | None = None
     hashes: dict[str, str] = {}
     why_artifacts = None
@@ -866,12 +904,63 @@ class FlashinferCubinsProbe(Probe):
     timeout_s: ClassVar[float] = 2.0
     sections: ClassVar[tuple[str, ...]] = ("flashinfer_cubins",)
     needs: ClassVar[tuple[str, ...]] = ("packages", "python")
+    prepares: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self._early: tuple[Any, list[KeptFamilies]] | None = None
+
+    def prepare(self, ctx: ProbeContext) -> None:
+        """Open this host's kept answers and take the stamp and odd names of every directory they name
+        (KeptFamilies.prescan) in a thread now, beside the first wave (NVML's start, the target's Python), instead of
+        after the packages probe this probe waits for (iperf42: flashinfer-cubin 0.6.13's 16,004 names, one lstat
+        each). Nothing where no answer is kept (no document: one stat) or off this host. Returns at once; run()
+        takes what it found, or does the work itself."""
+        import threading
+
+        from stackcheck.readers.fsview import is_host
+
+        view = view_of(ctx)
+        if ctx.cache_dir == "" or not is_host(view):
+            return
+        from stackcheck.readers import kept as kept_module
+
+        where = kept_module.directory(ctx.cache_dir)
+        if where is None or not os.path.isfile(os.path.join(where, "flashinfer_cubins" + kept_module.SUFFIX)):
+            return
+        done = threading.Event()
+        answer: list[KeptFamilies] = []
+
+        def work() -> None:
+            try:
+                keep = KeptFamilies.open(view, ctx.cache_dir)
+                if keep is not None:
+                    keep.prescan()
+                    answer.append(keep)
+            except Exception:  # (never a traceback from this thread: run() does the work itself)
+                answer.clear()
+            finally:
+                done.set()
+
+        self._early = (done, answer)
+        threading.Thread(target=work, name="probe-flashinfer-cubins-prescan", daemon=True).start()
+
+    def _prepared(self, ctx: ProbeContext) -> KeptFamilies | None:
+        early, self._early = self._early, None
+        if early is None:
+            return None
+        import time
+
+        wait = None if ctx.deadline is None else max(0.0, ctx.deadline - time.monotonic())
+        return early[1][0] if early[0].wait(wait) and early[1] else None
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         facts = getattr(ctx, "facts", None)
         if not isinstance(facts, Mapping) or not isinstance(facts.get("packages"), Mapping):
             return ProbeResult({}, "skipped", "needs the packages probe's facts")
-        section = probe_cubins(facts, ctx.loader_environ, view_of(ctx), cwd=ctx.launch_cwd, cache_dir=ctx.cache_dir)
+        section = probe_cubins(
+            facts, ctx.loader_environ, view_of(ctx), cwd=ctx.launch_cwd, cache_dir=ctx.cache_dir,
+            kept=self._prepared(ctx),
+        )  # fmt: skip
         if section is None:
             return ProbeResult({}, "skipped", "no flashinfer-python 0.5.0-0.7.4 installed")
         return ProbeResult({"flashinfer_cubins": section})

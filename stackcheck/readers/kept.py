@@ -20,7 +20,10 @@ key names FORMAT and the stamps of the modules whose code makes the answers (the
 data they read (the shipped architectures.json names the targets): a document with another key is never used,
 whatever it holds. Documents are written and read as the plan cache's entries are (stackcheck.paths.write_private,
 read_private): mode 0600 in a 0700 directory, renamed over the old one; one not private to this user, not a regular
-file, too large, not JSON or of another shape is a miss (the files are read, and the document written again).
+file, too large, not JSON or of another shape is a miss (the files are read, and the document written again). A
+document begins with its integrity mark (iperf42: `{"mark":"HEX",` then the rest, a BLAKE2b of that rest, as the plan
+cache marks its kept lists): one edited by hand (a kept answer changed: a cubin family made ready, a kept list of odd
+names emptied, a fatbin's targets), cut or emptied is a miss too, never an answer taken.
 STACKCHECK_PLAN_CACHE=0 (paths.caches_turned_off) turns it off with the other caches; the probes' `cache_dir` ""
 does too."""
 
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # (2: the document's integrity mark, iperf42)
 #: the largest document read (a box with every kernel package: a few hundred files, ~100 KB)
 MAX_BYTES = 16 * 1024 * 1024
 #: files kept per probe at most (the least recently used go first)
@@ -101,10 +104,13 @@ class Kept:
         raw = read_private(where, self.name + SUFFIX, MAX_BYTES)
         if raw is None:
             return {}
+        body = _unmarked(raw)
+        if body is None:
+            return {}
         from stackcheck import lean_json
 
         try:
-            doc = lean_json.loads(raw)
+            doc = lean_json.loads(body)
         except (ValueError, RecursionError):
             return {}
         if type(doc) is not dict or doc.get("format") != FORMAT or doc.get("key") != self.key:
@@ -160,8 +166,36 @@ class Kept:
         from stackcheck.paths import write_private
 
         self.changed = False
-        return write_private(self.where, self.name + SUFFIX, text)
+        return write_private(self.where, self.name + SUFFIX, _marked(text.encode("utf-8", "surrogateescape")))
 
 
 def _is_stamp(value: Any) -> bool:
     return type(value) is list and len(value) == 5 and all(type(v) is int for v in value)
+
+
+_MARK_HEAD = b'{"mark":"'
+_MARK_LEN = 64
+
+
+def _mark(body: bytes) -> bytes:
+    """The integrity mark of a document's body (its JSON text without the mark): BLAKE2b-256, in hex (CPython's _blake2,
+    not hashlib: no OpenSSL start-up on a run that only reads kept answers)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+    return blake2b(b"kept\n" + body, digest_size=32).hexdigest().encode("ascii")
+
+
+def _marked(body: bytes) -> bytes:
+    """The document as written: `{"mark":"HEX",` and the body after its opening brace."""
+    return _MARK_HEAD + _mark(body) + b'",' + body[1:]
+
+
+def _unmarked(raw: bytes) -> bytes | None:
+    """The body of a document whose mark is its own, else None (no mark, another one, a body cut or edited)."""
+    head = len(_MARK_HEAD)
+    if not raw.startswith(_MARK_HEAD) or raw[head + _MARK_LEN : head + _MARK_LEN + 2] != b'",':
+        return None
+    body = b"{" + raw[head + _MARK_LEN + 2 :]
+    return body if raw[head : head + _MARK_LEN] == _mark(body) else None
