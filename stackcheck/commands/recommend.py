@@ -218,6 +218,19 @@ class LaunchFacts(NamedTuple):
     model_info: Any = None  # the model as the gate's preflight reads it (recommend.Request.model_info)
 
 
+def fitting_tp(info: Any, gpus: int, sglang_version: str | None) -> int:
+    """(ishape) The largest tensor-parallel size up to `gpus` at which the gate's model-shape check
+    (preflight.shapes.shape_results: the heads and a dense MLP at that size, no expert parallelism) finds nothing
+    for the model as read; `gpus` itself where none does (the line is then refused, the check named)."""
+    from stackcheck.launch.preflight.shapes import shape_results
+
+    keys = getattr(info, "attention", None)
+    for tp in range(gpus, 0, -1):
+        if not shape_results(keys, info.mla, tp, [tp], None, sglang_version, "model"):
+            return tp
+    return gpus
+
+
 def launch_facts(
     args: argparse.Namespace,
     derived: Any,
@@ -245,6 +258,7 @@ def launch_facts(
         if args.tp < 1:
             raise UsageError(f"--tp {args.tp}: expected a positive integer")
         launch["tp"] = args.tp
+    every_gpu = (derived is None or "tp" not in derived.launch) and args.tp is None
     if derived is None or "tp" not in derived.launch:
         launch.setdefault("tp", max(1, gpu_count))
         if args.tp is None:
@@ -256,6 +270,14 @@ def launch_facts(
     model, where, config = model_facts(directory, model_data, sglang_version, _arg_value(argv, ("--quantization",)))
     model_requirements = model.pop("model_requirements", None) or []
     model_info = model.pop("model_info", None)
+    if every_gpu and model_info is not None and launch["tp"] > 1:  # (ishape) a size the model's shape admits
+        fitted = fitting_tp(model_info, launch["tp"], sglang_version)
+        if fitted != launch["tp"]:
+            assumptions[-1] = (
+                f"tensor-parallel size {fitted}: the largest up to the {launch['tp']} visible GPUs that the model's "
+                "heads divide as SGLang splits them (give --tp N)"
+            )
+            launch["tp"] = fitted
     flag = model.pop("quantization_flag", None)
     flag_why, flag_source = model.pop("quantization_flag_why", None), model.pop("quantization_flag_source", None)
     if flag is not None and not args.assume_quantization:
