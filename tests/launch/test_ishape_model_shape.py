@@ -109,6 +109,16 @@ def test_dense_mlp_per_rank_against_the_fp8_block() -> None:
     assert _shape({**QWEN3_30B_A3B, "intermediate_size": 6145, "quantization_config": BLOCK_FP8}, 4) == []
 
 
+def test_dense_mlp_per_rank_against_awq_and_gptq_groups() -> None:
+    awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
+    gptq = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True}
+    assert _shape({**LLAMA2_7B, "quantization_config": awq}, 4) == [("fail", "intermediate_size")]  # (2752 % 128)
+    assert _shape({**LLAMA2_7B, "quantization_config": awq}, 2) == []  # (5504 = 43 x 128)
+    assert _shape({**LLAMA2_7B, "quantization_config": gptq}, 4) == [("unknown", "intermediate_size")]
+    assert _shape({**LLAMA3_70B, "quantization_config": awq}, 8) == []  # (3584 = 28 x 128)
+    assert _shape({**LLAMA2_7B, "quantization_config": {**awq, "group_size": -1}}, 4) == []  # (per channel)
+
+
 def test_experts_by_the_expert_parallel_size() -> None:
     assert _shape(QWEN15_MOE, 8, eps=[8]) == [("fail", "experts")]  # (60 % 8 = 4)
     assert _shape(QWEN15_MOE, 4, eps=[4]) == []

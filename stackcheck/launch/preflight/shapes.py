@@ -21,7 +21,7 @@ failing at some is unknown."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from stackcheck.launch.preflight.result import CheckResult
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -68,6 +68,20 @@ SOURCES: dict[str, list[dict[str, str]]] = {
         {
             "title": "sglang 0.5.23 wheel: srt/models/llama.py:98-107, srt/layers/linear.py:488 and :1611, "
             "srt/layers/quantization/fp8.py:591-610",
+            "url": _WHEEL_23,
+        },
+    ],
+    "groups": [
+        {
+            "title": "sglang 0.5.9 wheel: srt/layers/quantization/awq.py:373-378 (AWQLinearMethod: ValueError 'The "
+            "input size is not aligned with the quantized weight shape') and :485 with marlin_utils.py:196-199 "
+            "(AWQ Marlin: group_size < input_size and input_size_per_partition % group_size), gptq.py:460-465 "
+            "(GPTQLinearMethod)",
+            "url": _WHEEL_09,
+        },
+        {
+            "title": "sglang 0.5.23 wheel: srt/layers/quantization/awq/schemes/awq_linear.py:39-44, "
+            "awq/schemes/awq_marlin.py:49 with marlin_utils.py:187-188, gptq/schemes/gptq_linear.py:47-52",
             "url": _WHEEL_23,
         },
     ],
@@ -121,6 +135,22 @@ def _shown(value: Any) -> str:
         return repr(value)[:40]
 
 
+def _grouped(judged: Callable[..., None], qc: Any, size: int, tp: int) -> None:
+    """An AWQ / GPTQ checkpoint's down projection (row parallel: input intermediate_size / tp per rank) against its
+    group_size: AWQ's linear method and its Marlin path both raise where group_size < intermediate_size and the share
+    is not a multiple of it (fail); GPTQ's linear method raises too, its Marlin path (the one SGLang usually takes on
+    CUDA) was not read in 0.5.9, so GPTQ is unknown."""
+    method = qc.get("quant_method") if isinstance(qc, Mapping) else None
+    group = _whole(qc.get("group_size")) if isinstance(qc, Mapping) else None
+    if method not in ("awq", "gptq") or group is None or tp <= 1 or group >= size or (size // tp) % group == 0:
+        return
+    judged("groups", {"intermediate_size": size, "group_size": group}, "the MLP's intermediate_size per TP rank a "
+           f"multiple of the {method.upper()} group_size", f"the MLP's intermediate_size per rank {size} / {tp} = "
+           f"{size // tp} is not a multiple of the {method.upper()} group_size {group} (ValueError: 'The input size "
+           "is not aligned with the quantized weight shape')", [tp], [tp],
+           None if method == "awq" else " (GPTQ's linear method; its Marlin path not read)")  # fmt: skip
+
+
 def shape_results(
     keys: Mapping[str, Any] | None,
     mla: bool | None,
@@ -159,18 +189,24 @@ def shape_results(
     out: list[CheckResult] = []
     sizes = sorted({max(1, int(tp)), *(max(1, int(t)) for t in attn_tps)})
 
-    def judged(rule: str, observed: dict[str, Any], required: str, what: str, bad: list[int], every: list[int]) -> None:
+    def judged(
+        rule: str, observed: dict[str, Any], required: str, what: str, bad: list[int], every: list[int],
+        partial: str | None = None,
+    ) -> None:  # fmt: skip
+        """A result where `bad` (of the sizes `every` SGLang may take) fail; `partial`: why it is unknown anyway."""
         if not bad:
             return
-        at_all = len(bad) == len(every)
+        at_all = len(bad) == len(every) and partial is None
         status: Status = "fail" if at_all and read else "unknown"
         at = ", ".join(str(b) for b in bad)
         where = "" if read else f" ({release} is not among the releases read, {READ_VERSIONS}: taken to do the same)"
-        also = "" if at_all else f" (SGLang may run it at {', '.join(str(e) for e in every if e not in bad)} instead)"
+        also = partial or (
+            "" if at_all else f" (SGLang may run it at {', '.join(str(e) for e in every if e not in bad)} instead)"
+        )
         out.append(
             CheckResult(
                 SHAPE_CHECK, status, {**observed, "sizes": bad}, required,
-                f"{subject}: {what} at {at}{also}: SGLang asserts it while building the model on every GPU, and the "
+                f"{subject}: {what} at {at}{also}: SGLang raises while building the model on every GPU, and the "
                 f"server does not start{where}",
                 SOURCES[rule],
             )
@@ -215,6 +251,7 @@ def shape_results(
                    f"the MLP's intermediate_size {size} is not divisible by the TP size", [t], [t])  # fmt: skip
         else:
             qc = keys.get("quantization_config")
+            _grouped(judged, qc, size, t)
             block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
             if isinstance(block, list) and len(block) == 2 and all(_whole(b) for b in block):
                 per, (bn, bk) = size // t, (int(block[0]), int(block[1]))
