@@ -134,6 +134,7 @@ def test_a_head_count_that_is_no_positive_whole_number_is_unknown(value: Any) ->
     got = shape_results(attention_keys({**LLAMA3, "num_attention_heads": value}), False, 1, [1], None, "0.5.23", "m")
     assert [(r.status, list(r.observed)) for r in got] == [("unknown", ["num_attention_heads"])]
     assert "num_attention_heads" in got[0].message and got[0].source
+    assert any("configuration_llama.py:30 @strict" in s["title"] for s in got[0].source)  # (transformers 5.19.0)
 
 
 def test_null_and_missing_values() -> None:

@@ -101,6 +101,14 @@ SOURCES: dict[str, list[dict[str, str]]] = {
     ],
 }
 
+STRICT_SOURCE = [
+    {
+        "title": "transformers 5.19.0 wheel: models/llama/configuration_llama.py:30 @strict, :65-84 (hidden_size, "
+        "intermediate_size, num_attention_heads: int; num_key_value_heads, head_dim: int | None); huggingface_hub "
+        "1.4.0 wheel: dataclasses.py:557-562 (_validate_simple_type: isinstance, so a bool passes as int)",
+        "url": "https://pypi.org/project/transformers/5.19.0/",
+    }
+]
 #: the head counts and sizes a positive whole number must be, where config.json states them (null: the config class
 #: derives it, not judged)
 INT_KEYS = (
@@ -180,10 +188,11 @@ def shape_results(
                 CheckResult(
                     SHAPE_CHECK, "unknown", {key: _shown(value)}, f"config.json's {key} a positive whole number",
                     f"{subject}: config.json states {key} {_shown(value)}, not a positive whole number: SGLang splits "
-                    "the heads and sizes by the TP size as it builds the model (a fraction or a string raises there; "
-                    "how the installed transformers' config class takes the value is not read). Write the "
-                    "checkpoint's own value",
-                    SOURCES["heads"],
+                    "the heads and sizes by the TP size as it builds the model. A transformers 5 config class typing "
+                    "it int under @strict (LlamaConfig in 5.19.0, the pin of SGLang 0.5.22-0.5.23) raises TypeError "
+                    "at config load for a fraction, NaN or a string; true passes as an int (1 head); other classes "
+                    "and the installed transformers are not read. Write the checkpoint's own value",
+                    [*SOURCES["heads"], *STRICT_SOURCE],
                 )
             ]  # fmt: skip
     out: list[CheckResult] = []
