@@ -231,6 +231,19 @@ class LaunchFacts(NamedTuple):
     draft_info: Any = None  # (irec3) the draft model the given launch names, read the same way (Request.draft_info)
 
 
+def fitting_tp(info: Any, gpus: int, sglang_version: str | None) -> int:
+    """(ishape) The largest tensor-parallel size up to `gpus` at which the gate's model-shape check
+    (preflight.shapes.shape_results: the heads and a dense MLP at that size, no expert parallelism) finds nothing
+    for the model as read; `gpus` itself where none does (the line is then refused, the check named)."""
+    from stackcheck.launch.preflight.shapes import shape_results
+
+    keys = getattr(info, "attention", None)
+    for tp in range(gpus, 0, -1):
+        if not shape_results(keys, info.mla, tp, [tp], None, sglang_version, "model"):
+            return tp
+    return gpus
+
+
 def launch_facts(
     args: argparse.Namespace,
     derived: Any,
@@ -258,6 +271,7 @@ def launch_facts(
         if args.tp < 1:
             raise UsageError(f"--tp {args.tp}: expected a positive integer")
         launch["tp"] = args.tp
+    every_gpu = (derived is None or "tp" not in derived.launch) and args.tp is None
     if derived is None or "tp" not in derived.launch:
         launch.setdefault("tp", max(1, gpu_count))
         if args.tp is None:
@@ -269,6 +283,14 @@ def launch_facts(
     model, where, config = model_facts(directory, model_data, sglang_version, _arg_value(argv, ("--quantization",)))
     model_requirements = model.pop("model_requirements", None) or []
     model_info = model.pop("model_info", None)
+    if every_gpu and model_info is not None and launch["tp"] > 1:  # (ishape) a size the model's shape admits
+        fitted = fitting_tp(model_info, launch["tp"], sglang_version)
+        if fitted != launch["tp"]:
+            assumptions[-1] = (
+                f"tensor-parallel size {fitted}: the largest up to the {launch['tp']} visible GPUs that the model's "
+                "heads divide as SGLang splits them (give --tp N)"
+            )
+            launch["tp"] = fitted
     # (irec3) the speculative draft model the given launch names, read as the gate's preflight reads it (read_as_gate):
     # the draft_* facts and its experts each line is judged with (recommend.Request.draft_info); None: not read
     draft_info = None

@@ -194,6 +194,8 @@ def run_for_gate(
     a2a = check_a2a_package(gate.option_value(args, ("--moe-a2a-backend",), flags), facts, data, sglang_version)
     if a2a is not None:
         pre.results.append(a2a)
+    # (ishape) the served model's heads, MLP and experts against the launch's TP / EP sizes
+    pre.results.extend(model_shape_results(pre.models, derived, mapping, sglang_version, flags))
     # the disaggregation transfer backend's package (--disaggregation-mode prefill / decode; SGLang's default backend
     # mooncake) and the HiCache storage backend's (--enable-hierarchical-cache --hicache-storage-backend)
     mode = gate.option_value(args, ("--disaggregation-mode",), flags)
@@ -1115,7 +1117,8 @@ def merge(decision: Any, pre: Preflight, allow_unknown: bool) -> None:
 PREFLIGHT_CHECK_MODULES = (
     "stackcheck.launch.preflight", "stackcheck.launch.preflight.gpus", "stackcheck.launch.preflight.memory",
     "stackcheck.launch.preflight.host", "stackcheck.launch.preflight.deps", "stackcheck.launch.preflight.architecture",
-    "stackcheck.launch.preflight.model", "stackcheck.launch.preflight.w4afp8", "stackcheck.verdicts.package_checks",
+    "stackcheck.launch.preflight.model", "stackcheck.launch.preflight.shapes",
+    "stackcheck.launch.preflight.w4afp8", "stackcheck.verdicts.package_checks",
 )  # fmt: skip
 
 
@@ -1183,6 +1186,55 @@ def heads_per_gpu(heads: int, options: Mapping[str, Any], args: Sequence[str], s
         return heads // plain
     counts = {heads // t * d for t in sizes for d in _divisors(t)}
     return heads // plain if not counts & set(_TRTLLM_GEN_HEADS_GAP) else None
+
+
+def launch_expert_sizes(derived: Any, flags: Any, tp: int) -> list[int] | None:
+    """The expert parallel sizes SGLang may build the MoE layers at for this launch: --ep-size as given (1 when not),
+    and the TP size as well where an all-to-all backend is given (server_args sets ep_size to tp_size for each: 0.5.9
+    server_args.py:2178-2219) or a prefill context-parallel flag is (the DeepSeek overrides set it then: 0.5.23
+    arg_groups/model_overrides/deepseek_v2.py:118, :202; 0.5.9 server_args.py:1221-1225): both are offered, so such
+    a launch is refused only where every size fails. None (not judged) where the count of experts SGLang builds is
+    not config.json's: --ep-num-redundant-experts (added to it), --moe-data-parallel-size, an elastic EP join (another
+    storage size)."""
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import EP_SPELLINGS, _whole
+
+    args = derived.sglang_args
+    redundant = gate.option_value(args, ("--ep-num-redundant-experts",), flags)
+    if (redundant is not None and redundant.strip() != "0") or gate.option_value(
+        args, ("--moe-data-parallel-size",), flags
+    ) is not None:
+        return None
+    if any(str(a).startswith("--elastic-ep") for a in args):
+        return None
+    raw = gate.option_value(args, EP_SPELLINGS, flags)
+    given = 1 if raw is None else _whole(raw)
+    if given is None or given <= 0:
+        return None  # (a value argparse refuses: the gate's reading says so)
+    a2a = gate.option_value(args, ("--moe-a2a-backend",), flags)
+    prefill_cp = any("prefill" in str(a) and ("-cp" in str(a) or "context-parallel" in str(a)) for a in args)
+    return [given, tp] if (a2a is not None and a2a != "none") or prefill_cp else [given]
+
+
+def model_shape_results(
+    models: Sequence[Any], derived: Any, mapping: Mapping[str, Any], version: str | None, flags: Any
+) -> list[CheckResult]:
+    """(ishape) preflight.shapes' refusals of the served model's shape at this launch's TP, attention TP and EP sizes
+    (irobust13: 33 heads at --tp 2 were allowed). One function for the gate and recommend's lines."""
+    from stackcheck.launch.preflight.shapes import shape_results
+    from stackcheck.launch.refusals import _attn_tp_sizes
+
+    tp_opt = derived.options.get("--tp-size")
+    tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
+    attn = _attn_tp_sizes(derived.options, derived.sglang_args, sorted(split_flags(mapping)), flags)
+    eps = launch_expert_sizes(derived, flags, tp)
+    out: list[CheckResult] = []
+    for info in models:
+        if str(getattr(info, "role", "")) != "model":
+            continue
+        keys = getattr(info, "attention", None)
+        out.extend(shape_results(keys, info.mla, tp, attn, eps, version, f"model {info.spec}"))
+    return out
 
 
 def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any]) -> dict[str, Any]:

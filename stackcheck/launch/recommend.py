@@ -254,6 +254,7 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     found += [p for p in release_problems(d, mapping, version) if p.status == "blocked"]
     found += [p for p in release_choice_problems(d, mapping, version) if p.status == "blocked"]
     found += model_config_problems(model)
+    found += model_shape_problems(model, d, mapping, version)
     majors = known_gpu_majors(ctx.facts)
     needs = auto_backend_features(
         d, mapping, version, majors, ctx.torch_cuda(), mla if isinstance(mla, bool) else None, model.architecture,
@@ -310,6 +311,24 @@ def model_config_problems(model: ModelSeen) -> list[Any]:
         Problem(r.check, "unknown" if r.status == "unknown" else "blocked", None, str(r.message), r.source)
         for r in results
         if r.check == CONFIG_KEYS_CHECK and r.status in ("unknown", "fail")
+    ]
+
+
+def model_shape_problems(model: ModelSeen, d: Any, mapping: Any, version: str | None) -> list[Any]:
+    """(ishape) The gate preflight's model-shape refusals for this line (gate_preflight.model_shape_results, the
+    gate's own function: the heads, the dense MLP and the experts at the line's TP / attention TP / EP sizes), as
+    gate_problems' Problems, so that no --tp is proposed that SGLang's divisibility asserts refuse. None where the
+    model was not read (model.info)."""
+    from stackcheck.launch.gate import Problem, reading_flags
+    from stackcheck.launch.gate_preflight import model_shape_results
+
+    if model.info is None:
+        return []
+    results = model_shape_results([model.info], d, mapping, version, reading_flags(mapping, version))
+    return [
+        Problem(r.check, "unknown" if r.status == "unknown" else "blocked", None, str(r.message), r.source)
+        for r in results
+        if r.status in ("unknown", "fail")
     ]
 
 
