@@ -1314,12 +1314,14 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
     as read (model_quant_method; with it model_quant_schemes, model_kv_cache_fp8, model_quant_loaded), whether it is
     quantized at all (checkpoint_quantized), the MoE runner SGLang picks itself for it (moe_runner_auto: the
     checkpoint's group-0 weights included), whether the launch runs MoE layers (model_moe) and whether their top-k
-    renormalizes (model_moe_renormalize). A fact not known is absent. It also replaces, on `derived`, the needs of a
+    renormalizes (model_moe_renormalize), and whether SGLang 0.5.23 keeps that top-k (model_moe_topk_kept). A fact
+    not known is absent. It also replaces, on `derived`, the needs of a
     --quantization SGLang applies while loading an unquantized checkpoint (refusals.online_quantization_needs)."""
     from stackcheck.launch.refusals import (
         checkpoint_quantized,
         launch_model_moe,
         launch_model_moe_renormalize,
+        launch_model_moe_topk_kept,
         model_attention,
         moe_runner_auto,
         online_quantization_needs,
@@ -1341,4 +1343,7 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
     renormalize = launch_model_moe_renormalize(models)
     if renormalize is not None:
         out["model_moe_renormalize"] = renormalize
+    kept = launch_model_moe_topk_kept(models)  # (imend17: SGLang 0.5.23 keeps such a top-k: no assertion)
+    if kept is not None:
+        out["model_moe_topk_kept"] = kept
     return out
