@@ -221,13 +221,15 @@ def run_for_gate(
 
         # (the store reads its variables after SGLang 0.5.3rc2+ copied SGL_X over SGLANG_X: irev73)
         seen = sglang_environ(env, sglang_version)[0]
+        texts = _storage_text_reader(inputs.view, inputs.cwd_unknown is None and inputs.cwd, live)
+        # (imend17: the AWS shared credentials / config files botocore reads, on the box the server runs on only)
         config = check_storage_config(
-            storage, extra if isinstance(extra, str) else None, seen, data, sglang_version, reader, not offload
-        )
+            storage, extra if isinstance(extra, str) else None, seen, data, sglang_version, reader, not offload,
+            texts if live else None,
+        )  # fmt: skip
         if config is not None:
             pre.results.append(config)
         # the file the backend opens itself (EIC's YAML config: REMOTE_EIC_YAML or its default path; ifc63)
-        texts = _storage_text_reader(inputs.view, inputs.cwd_unknown is None and inputs.cwd, live)
         own_file = check_storage_config_file(storage, seen, data, sglang_version, texts)
         if own_file is not None:
             pre.results.append(own_file)
