@@ -3409,6 +3409,7 @@ def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Pro
     strings = flock_sites(argv)[0]
     chained = 0  # (a chain of nohup / timeout is read once, from its first: linear in the words)
     seen_assignment = False
+    su_read = False
     for j in range(limit):
         prog = names[j]
         if prog in ("nohup", "timeout") and j > 0 and j >= chained:
@@ -3431,8 +3432,10 @@ def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Pro
                 out.append(_assignment_problem(argv[runs], argv[j]))
             continue
         # (a word su after an option word is likely that option's value, `sudo -u su python ...`: not read as su)
-        if (prog in _SU and j not in strings and not any(c.isspace() for c in argv[j])
+        # (only the first su is read: it reads every word after it, the words of a later one among them; linear)
+        if (prog in _SU and not su_read and j not in strings and not any(c.isspace() for c in argv[j])
                 and (j == 0 or not argv[j - 1].startswith("-") or argv[j - 1] == "--")):  # fmt: skip
+            su_read = True
             su_problem = _su_problem(argv, j, limit)
             if su_problem is not None:
                 out.append(su_problem)

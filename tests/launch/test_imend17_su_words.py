@@ -77,3 +77,13 @@ def test_read_su_reads_as_getopt_long() -> None:
     assert read_su(["su", "-c"], 0).refused is not None
     assert read_su(["su", "--login=1"], 0).refused is not None
     assert read_su(["runuser", "-u", "svc"], 0).refused is not None
+
+
+def test_many_su_words_are_read_once(mapping: Any) -> None:
+    import time
+
+    line = ["su"] * 20000 + ["-c", TEXT, "svc"]
+    start = time.perf_counter()
+    got = _got(line, mapping)
+    assert time.perf_counter() - start < 5.0  # (each su reading to the end: quadratic, minutes)
+    assert ("env", "unknown") in got, got
