@@ -940,7 +940,8 @@ def _decide_with(
         if moe_layers is not None:
             ctx = reevaluate(report, ctx, opts, {"model_moe": moe_layers})
         if "model_moe_renormalize" in model_read:
-            ctx = reevaluate(report, ctx, opts, {"model_moe_renormalize": model_read["model_moe_renormalize"]})
+            keys = ("model_moe_renormalize", "model_moe_topk_kept")  # (imend17: read together)
+            ctx = reevaluate(report, ctx, opts, {k: model_read[k] for k in keys if k in model_read})
         else:  # irobust12: stated but no boolean: the rules on it judged both ways, unknown where they differ
             from stackcheck.launch.refusals import moe_renormalize_unread
 

@@ -3536,6 +3536,45 @@ def _flock_problem(argv: Sequence[str], at: int) -> Problem | None:
     return None
 
 
+SU_SOURCE = {
+    "title": 'util-linux login-utils/su-common.c su_main (commit 00749b05): getopt_long("c:fg:G:lmpPs:u:hVw:") '
+    "permuting, -c takes one word (the shell's command string), errtryhelp(EXIT_FAILURE) on an unknown option, "
+    "new_user = argv[optind++], run_shell(shell, command, argv + optind)",
+    "url": "https://github.com/util-linux/util-linux/blob/master/login-utils/su-common.c",
+}
+
+
+def _su_problem(argv: Sequence[str], j: int, limit: int) -> Problem | None:
+    """(imend17) The su / runuser at argv[j] read as su_main reads its words (runners.read_su): blocked where it exits
+    before running anything (an option it does not take: `su -c python3 -m sglang.launch_server --model-path m` hands
+    `-m` to su and su refuses `--model-path`), unknown where the launch the gate found stands among su's words after
+    its -c string (limit: where the launch starts, len(argv) where it is in no word of its own) rather than in it,
+    or where several -c strings are given (the last one runs)."""
+    from stackcheck.launch.runners import read_su
+
+    prog = os.path.basename(argv[j])
+    got = read_su(argv, j)
+    if got.refused is not None:
+        return Problem(prog, "blocked", None, f"`{prog}` stands before the launch and reads every word after it that "
+                       f"starts with `-` as its own option (GNU getopt_long permutes, up to `--`): {got.refused}, "
+                       "so the server never starts; give the whole launch as ONE quoted -c string (`su USER -c "
+                       "'python -m sglang.launch_server ...'`) or after `runuser -u USER --`", [SU_SOURCE])  # fmt: skip
+    if got.user_option:
+        return None  # (runuser -u USER -- COMMAND: its command execvp'd, read by POLICY_READERS)
+    if limit > j and limit < len(argv):
+        what = f"its -c string `{got.command}`" if got.command is not None else "the user's shell with no -c string"
+        return Problem(prog, "unknown", None, f"`{prog}` runs {what} (one word, through the user's shell); the words "
+                       "after its options are its user and that shell's positional arguments, so the launch the gate "
+                       f"found among them (`{argv[limit]} ...`) is not what {prog} runs (fail closed); give the whole "
+                       f"launch as ONE quoted -c string (`{prog} USER -c 'python -m sglang.launch_server ...'`)",
+                       [SU_SOURCE])  # fmt: skip
+    if got.commands > 1:
+        return Problem(prog, "unknown", None, f"`{prog}` is given {got.commands} command strings and runs the last "
+                       f"one only (`{got.command}`), which may not be the one the gate read (fail closed)",
+                       [SU_SOURCE])  # fmt: skip
+    return None
+
+
 def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Problem]:
     """The refusals of the runners before the launch in `argv` (irobust5): a shell assignment where one of them runs
     its command (`nice -n 5 A=1 python ...`, `srun -N1 A=1 python ...`: no program of that name, the server never
@@ -3554,6 +3593,7 @@ def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Pro
     strings = flock_sites(argv)[0]
     chained = 0  # (a chain of nohup / timeout is read once, from its first: linear in the words)
     seen_assignment = False
+    su_read = False
     for j in range(limit):
         prog = names[j]
         if prog in ("nohup", "timeout") and j > 0 and j >= chained:
@@ -3574,6 +3614,17 @@ def runner_problems(argv: Sequence[str], mapping: Mapping[str, Any]) -> list[Pro
             runs = command_at(argv, j)
             if runs is not None and runs < len(argv) and _ASSIGNMENT.match(argv[runs]):
                 out.append(_assignment_problem(argv[runs], argv[j]))
+            continue
+        # (a word su after an option word is likely that option's value, `sudo -u su python ...`: not read as su)
+        # (only the first su is read: it reads every word after it, the words of a later one among them; linear)
+        if (prog in _SU and not su_read and j not in strings and not any(c.isspace() for c in argv[j])
+                and (j == 0 or not argv[j - 1].startswith("-") or argv[j - 1] == "--")):  # fmt: skip
+            su_read = True
+            su_problem = _su_problem(argv, j, limit)
+            if su_problem is not None:
+                out.append(su_problem)
+                if su_problem.status == "blocked":
+                    break  # (nothing after it runs)
             continue
         if prog not in RUNNERS or seen_assignment:
             continue
@@ -3646,10 +3697,13 @@ def derive(
         problems.insert(0, _assignment_problem(*bad))
     if not stops:
         seen_subjects = {p.subject for p in problems}
-        problems[:0] = [
-            p for p in [*runner_problems(argv, mapping), *trace.get("runner_problems", [])]
-            if p.subject not in seen_subjects
-        ]  # fmt: skip
+        ran = [*runner_problems(argv, mapping), *trace.get("runner_problems", [])]
+        # (imend17: su's refusal of its words is blocked where the walk had only found it unsure: the refusal wins)
+        stronger = {p.subject for p in ran if p.status == "blocked" and p.subject in seen_subjects}
+        if stronger:
+            problems[:] = [p for p in problems if p.subject not in stronger or p.status == "blocked"]
+            seen_subjects = {p.subject for p in problems}
+        problems[:0] = [p for p in ran if p.subject not in seen_subjects]
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     if entry is not None and not stops:

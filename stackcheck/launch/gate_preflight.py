@@ -223,13 +223,15 @@ def run_for_gate(
 
         # (the store reads its variables after SGLang 0.5.3rc2+ copied SGL_X over SGLANG_X: irev73)
         seen = sglang_environ(env, sglang_version)[0]
+        texts = _storage_text_reader(inputs.view, inputs.cwd_unknown is None and inputs.cwd, live)
+        # (imend17: the AWS shared credentials / config files botocore reads, on the box the server runs on only)
         config = check_storage_config(
-            storage, extra if isinstance(extra, str) else None, seen, data, sglang_version, reader, not offload
-        )
+            storage, extra if isinstance(extra, str) else None, seen, data, sglang_version, reader, not offload,
+            texts if live else None,
+        )  # fmt: skip
         if config is not None:
             pre.results.append(config)
         # the file the backend opens itself (EIC's YAML config: REMOTE_EIC_YAML or its default path; ifc63)
-        texts = _storage_text_reader(inputs.view, inputs.cwd_unknown is None and inputs.cwd, live)
         own_file = check_storage_config_file(storage, seen, data, sglang_version, texts)
         if own_file is not None:
             pre.results.append(own_file)
@@ -1366,14 +1368,16 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
     as read (model_quant_method; with it model_quant_schemes, model_kv_cache_fp8, model_quant_loaded), whether it is
     quantized at all (checkpoint_quantized), the MoE runner SGLang picks itself for it (moe_runner_auto: the
     checkpoint's group-0 weights included), whether the launch runs MoE layers (model_moe), whether their top-k
-    renormalizes (model_moe_renormalize) and whether it may take the DeepSeek-V3 fused routing (model_dsv3_routing,
-    irec3: set only where it is known not to). A fact not known is absent. It also replaces, on `derived`, the needs
-    of a --quantization SGLang applies while loading an unquantized checkpoint (refusals.online_quantization_needs)."""
+    renormalizes (model_moe_renormalize), whether SGLang 0.5.23 keeps that top-k (model_moe_topk_kept) and whether it
+    may take the DeepSeek-V3 fused routing (model_dsv3_routing, irec3: set only where it is known not to). A fact not
+    known is absent. It also replaces, on `derived`, the needs of a --quantization SGLang applies while loading an
+    unquantized checkpoint (refusals.online_quantization_needs)."""
     from stackcheck.launch.refusals import (
         checkpoint_quantized,
         launch_model_dsv3_routing,
         launch_model_moe,
         launch_model_moe_renormalize,
+        launch_model_moe_topk_kept,
         model_attention,
         moe_runner_auto,
         online_quantization_needs,
@@ -1397,4 +1401,7 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
         out["model_moe_renormalize"] = renormalize
     if launch_model_dsv3_routing(models, version) is False:  # (irec3) never True: absent is not known
         out["model_dsv3_routing"] = False
+    kept = launch_model_moe_topk_kept(models)  # (imend17: SGLang 0.5.23 keeps such a top-k: no assertion)
+    if kept is not None:
+        out["model_moe_topk_kept"] = kept
     return out

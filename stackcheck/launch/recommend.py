@@ -172,6 +172,11 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
     # is taken as false here (_line_moe_renormalize): no line rests on it
     if "model_moe_renormalize" not in added and (renormalize := _line_moe_renormalize(model)) is not None:
         added["model_moe_renormalize"] = renormalize
+    if "model_moe_topk_kept" not in added and model.config is not None:  # (imend17: as the gate sets it)
+        from stackcheck.launch.refusals import launch_model_moe_topk_kept
+
+        if (kept := launch_model_moe_topk_kept({"model": model.config})) is not None:
+            added["model_moe_topk_kept"] = kept
     # (irev80) the quantization as the gate's facts hold it: launch.quantization is the line's --quantization alone,
     # the checkpoint's quant_method launch.model_quant_method; recommend's `quantization` is the checkpoint's ('none':
     # not quantized), under which a rule on a launch without --quantization (`not launch.quantization exists`, such

@@ -2827,6 +2827,37 @@ def launch_model_moe_renormalize(models: Mapping[str, Any]) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+#: (imend17) the model types whose routed top-k SGLang 0.5.23 keeps in SGLang on the trtllm-gen runner when it does not
+#: renormalize, so the BF16 path's renormalize assertion is never reached: 0.5.23 layers/moe/topk.py:613-650
+#: _can_bypass_trtllm_routing hands the top-k to FlashInfer (TopKOutputFormat.BYPASSED, :793-804) only where the
+#: routing method the model binds matches it: Renormalize / RenormalizeNaive need renormalize true (:642-643),
+#: DeepSeekV3 grouped top-k with a correction bias and renormalize true (:633-639); otherwise the output is STANDARD and
+#: layers/moe/moe_runner/flashinfer_trtllm.py fused_experts_none_to_flashinfer_trtllm_bf16 takes the routed call
+#: (materialized_topk :1692-1695), whose assertion :1719-1722 stands under `if not use_routed_topk`. The methods bound:
+#: models/qwen3_moe.py:273 Renormalize, qwen2_moe.py:336 RenormalizeNaive, deepseek_v2.py:763 getattr(config,
+#: "routing_method_type", DeepSeekV3) (DeepSeek-V2 and V3), glm4_moe.py:445 DeepSeekV3. Llama 4 (llama4.py:128
+#: Llama4) is handed on with one expert per token (:624-630) and reaches it. 0.5.20-0.5.22 hand every top-k on
+#: (topk.py 0.5.20 :655-658, 0.5.21 :682-685, 0.5.22 :735-738: BYPASSED for flashinfer_trtllm whatever the routing).
+#: Read in the wheels (~/.cache/stackcheck-tests/wheels), not run.
+MOE_TOPK_KEPT_0523: frozenset[str] = frozenset({"qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "glm4_moe"})
+
+
+def launch_model_moe_topk_kept(models: Mapping[str, Any]) -> bool | None:
+    """launch.model_moe_topk_kept (imend17): whether SGLang 0.5.23 keeps the served model's non-renormalizing routed
+    top-k in SGLang on the trtllm-gen runner (MOE_TOPK_KEPT_0523), so its BF16 renormalize assertion is not reached:
+    true for those model types where config.json states no routing_method_type (deepseek_v2.py reads one from the
+    config), false for Llama 4 (MOE_RENORMALIZE_FIXED: handed on), None otherwise (not read: the rules stand)."""
+    read = models.get("model")
+    if not isinstance(read, Mapping):
+        return None
+    kind = read.get("model_type")
+    if isinstance(kind, str) and kind in MOE_RENORMALIZE_FIXED:
+        return False
+    if isinstance(kind, str) and kind in MOE_TOPK_KEPT_0523 and "routing_method_type" not in read:
+        return True
+    return None
+
+
 def moe_renormalize_unread(models: Mapping[str, Any]) -> str | None:
     """Why launch.model_moe_renormalize is not known although config.json states norm_topk_prob (irobust12): a model
     type of MOE_RENORMALIZE_DEFAULTS whose value is no boolean (0, 1, null, a string, a list). transformers 5.12.1 /

@@ -1444,3 +1444,108 @@ def runner_words(argv: Sequence[str]) -> frozenset[int]:
         owned.update(range(k, at))
         k = at
     return frozenset(owned)
+
+
+#: (imend17) util-linux su-common.c su_main (read at util-linux commit 00749b05, login-utils/su-common.c): getopt_long
+#: with "c:fg:G:lmpPs:u:hVw:" and no leading `+`, so GNU getopt permutes: every word after su that starts with `-` is
+#: read as su's option wherever it stands, up to `--`; `-c` / `--command` / `--session-command` take ONE word, the
+#: string handed to the user's shell (`shell -c STRING ARGS...`, run_shell); an option not in the list (or a long one
+#: not a unique prefix, or one missing its value) ends in errtryhelp(EXIT_FAILURE); `-u` is runuser's only, and with it
+#: -c / -s / -f / -l are refused; -h / -V print and exit. After the options a first word `-` is a login, the next word
+#: (su, runuser without -u) the user, the rest the shell's positional arguments.
+SU_LONG: dict[str, bool] = {
+    "command": True, "session-command": True, "fast": False, "login": False, "preserve-environment": False,
+    "pty": False, "shell": True, "group": True, "supp-group": True, "user": True, "whitelist-environment": True,
+    "help": False, "version": False,
+}  # fmt: skip
+_SU_LONG_LETTER: dict[str, str] = {"command": "c", "session-command": "C", "fast": "f", "login": "l",
+                          "preserve-environment": "p", "pty": "P", "shell": "s", "group": "g", "supp-group": "G",
+                          "user": "u", "whitelist-environment": "w", "help": "h", "version": "V"}  # fmt: skip
+
+
+class SuReading(NamedTuple):
+    """su / runuser's words as su_main reads them (read_su)."""
+
+    refused: str | None  # why su / runuser exits before running anything, None where it runs something
+    command: str | None  # the -c string (the last given), None where none
+    operands: tuple[int, ...]  # the indices of the words left after the options (user, shell arguments, or the
+    # command with runuser -u), in order
+    commands: int  # how many -c / --command / --session-command were given (the last one wins)
+    user_option: bool  # runuser -u: the operands are the command, execvp'd
+
+
+def read_su(argv: Sequence[str], at: int) -> SuReading:
+    """The su / runuser at argv[at] with the words after it read as GNU getopt_long permutes them (SU_LONG's note).
+    Linear in the words."""
+    program = os.path.basename(argv[at])
+    runuser = program == "runuser"
+    letters: list[str] = []
+    command: str | None = None
+    commands = 0
+    operands: list[int] = []
+    i, n = at + 1, len(argv)
+    refused: str | None = None
+    while i < n and refused is None:
+        word = argv[i]
+        if word == "--":
+            operands.extend(range(i + 1, n))
+            break
+        if word == "-" or not word.startswith("-"):
+            operands.append(i)
+            i += 1
+            continue
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            exact = [k for k in SU_LONG if k == name]
+            found = exact or [k for k in SU_LONG if k.startswith(name)]
+            if len(found) != 1:
+                refused = (f"`{word}` is {'an ambiguous' if found else 'no'} option of {program} (util-linux "
+                           f"su-common.c getopt_long: it exits 1 before running anything)")  # fmt: skip
+                break
+            key = found[0]
+            if SU_LONG[key]:
+                if not eq:
+                    if i + 1 >= n:
+                        refused = f"`{word}` lacks its value ({program} exits 1)"
+                        break
+                    value = argv[i + 1]
+                    i += 1
+                if key in ("command", "session-command"):
+                    command, commands = value, commands + 1
+            elif eq:
+                refused = f"`{word}` takes no value ({program} exits 1)"
+                break
+            letters.append(_SU_LONG_LETTER[key])
+            i += 1
+            continue
+        j = 1
+        while j < len(word):
+            letter = word[j]
+            if letter not in "cfgGlmpPsuhVw":
+                refused = (f"`-{letter}` (in `{word}`) is no option of {program} (util-linux su-common.c getopt_long "
+                           f"\"c:fg:G:lmpPs:u:hVw:\": it exits 1 before running anything)")  # fmt: skip
+                break
+            letters.append(letter)
+            if letter in "cgGsuw":
+                value = word[j + 1 :]
+                if not value:
+                    if i + 1 >= n:
+                        refused = f"`-{letter}` lacks its value ({program} exits 1)"
+                        break
+                    value = argv[i + 1]
+                    i += 1
+                if letter == "c":
+                    command, commands = value, commands + 1
+                break
+            j += 1
+        i += 1
+    if refused is None:
+        if "h" in letters or "V" in letters:
+            refused = f"-h / -V / --help / --version: {program} prints and exits, running nothing"
+        elif "u" in letters and not runuser:
+            refused = "-u / --user is runuser's option only: su exits 1 (errtryhelp)"
+        elif "u" in letters and set(letters) & set("cCsfl"):
+            refused = "runuser refuses -u with -c / --session-command / -s / -f / -l (mutually exclusive: exits 1)"
+        elif "u" in letters and not operands:
+            refused = "runuser -u names no command (exits 1)"
+    return SuReading(refused, command, tuple(operands), commands, "u" in letters)

@@ -273,6 +273,14 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "BF16 trtllm-gen MoE asserts: set by `gate`; absent otherwise (not read, another model type)",
         ),
         FactDoc(
+            ("launch.model_moe_topk_kept",),
+            "whether SGLang 0.5.23 keeps the served model's routed top-k in SGLang on the trtllm-gen MoE runner "
+            "when it does not renormalize (its routing method needs renormalize to hand it to FlashInfer), so the "
+            "BF16 path's renormalize assertion is not reached (stackcheck/launch/refusals.py "
+            "launch_model_moe_topk_kept: true for qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, glm4_moe without "
+            "a routing_method_type key, false for Llama 4): set by `gate`; absent otherwise",
+        ),
+        FactDoc(
             ("launch.model_quant_loaded",),
             "the config class the installed SGLang loads the served model's ModelOpt MIXED_PRECISION checkpoint "
             "with, where the gate decides it (preflight.json model.w4afp8_moe): `modelopt_mixed` whatever "

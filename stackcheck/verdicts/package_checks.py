@@ -1349,6 +1349,7 @@ def check_storage_config(
     sglang_version: str | None,
     read_config_file: Callable[[str], tuple[str, Any]] | None = None,
     extra_file_read: bool = True,
+    read_text: Callable[[str], tuple[str, str]] | None = None,
 ) -> CheckResult | None:
     """Whether a HiCache storage backend finds the configuration it reads as it is built (preflight.json
     storage_configs), in the order the release reads it: --hicache-storage-backend-extra-config (`extra_config`, the
@@ -1466,7 +1467,7 @@ def check_storage_config(
                 rest = _typed_config_rest(storage, parsed)
                 if rest is not None:
                     return result("unknown", "extra config names the store; another of its keys not taken", rest)
-                unsigned = _no_credentials(entry.get("credentials"), parsed, env)
+                unsigned = _no_credentials(entry.get("credentials"), parsed, env, read_text)
                 if unsigned is not None:  # (ifc66: SeaweedFS with no access key anywhere read was ok)
                     return result("unknown", "extra config names the store; no credentials read", unsigned)
                 return client or result(
@@ -1524,11 +1525,15 @@ def check_storage_config(
     return result("fail", "no configuration given", str(entry.get("message")))
 
 
-def _no_credentials(spec: Any, parsed: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+def _no_credentials(
+    spec: Any, parsed: Mapping[str, Any], env: Mapping[str, str], read_text: Callable[[str], tuple[str, str]] | None
+) -> str | None:
     """(ifc66) Why a backend that signs its requests (storage_configs entry `credentials`: SeaweedFS's boto3 client)
     may find no credentials: None where the extra config gives every one of `keys` as a non-empty string (the release
-    hands them to the client only so) or the server's environment sets every one of `env_all` (botocore's EnvProvider,
-    first in its chain); else the reason, naming the places botocore also looks that are not read here."""
+    hands them to the client only so), the server's environment sets every one of `env_all` (botocore's EnvProvider,
+    first in its chain), or (imend17) the shared credentials / config file's profile holds both keys (aws_profile_keys,
+    through `read_text`: the box the server runs on, None where it is not read); else the reason, naming the places
+    botocore also looks that are not read here."""
     if not isinstance(spec, Mapping):
         return None
     keys = [str(k) for k in spec.get("keys") or []]
@@ -1537,7 +1542,126 @@ def _no_credentials(spec: Any, parsed: Mapping[str, Any], env: Mapping[str, str]
     names = [str(n) for n in spec.get("env_all") or []]
     if names and all(env.get(n) for n in names):
         return None
-    return str(spec.get("message"))
+    if "AWS_ACCESS_KEY_ID" not in names:
+        return str(spec.get("message"))
+    found, why = aws_profile_keys(env, read_text)
+    if found:
+        return None
+    return f"{why}. {spec.get('message')}"
+
+
+#: (imend17) keys of a botocore profile whose provider comes before the shared credentials file's or the config file's
+#: keys in create_credential_resolver's chain (botocore 1.44.18 credentials.py :84-160: env, AssumeRoleProvider
+#: (role_arn, credential_source, source_profile), ProfileProviderBuilder.providers :205-214: web identity, SSO,
+#: SharedCredentialProvider, login, ProcessProvider (credential_process), ConfigProvider): where one is there the
+#: credentials may come from what is not read here
+_AWS_PREEMPTING = ("role_arn", "credential_source", "source_profile", "web_identity_token_file", "sso_session",
+                   "sso_start_url", "sso_account_id", "login_session", "credential_process")  # fmt: skip
+
+
+def _ini_key_names(text: str) -> dict[str, dict[str, bool]] | None:
+    """An INI text as configparser.RawConfigParser reads it (botocore configloader.raw_config_parse): each section's
+    key names (lower-cased, as optionxform does) with whether the value is non-empty. The values themselves are never
+    kept. None where RawConfigParser raises (a key before any section, a line with neither `=` nor `:`, a section or
+    key given twice: strict mode) or a value continues on an indented line (a botocore subsection): botocore raises
+    ConfigParseError or reads what is not read here."""
+    sections: dict[str, dict[str, bool]] = {}
+    current: dict[str, bool] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if raw[:1] in (" ", "\t") and current:
+            return None  # (a continuation line)
+        if line.startswith("[") and line.endswith("]") and len(line) > 2:
+            name = line[1:-1]
+            if name in sections:
+                return None
+            current = sections[name] = {}
+            continue
+        cut = min((k for k in (line.find("="), line.find(":")) if k >= 0), default=-1)
+        if current is None or cut <= 0:
+            return None
+        key = line[:cut].strip().lower()
+        if key in current:
+            return None
+        current[key] = bool(line[cut + 1 :].strip())
+    return sections
+
+
+def _aws_path(env: Mapping[str, str], name: str, default: str) -> tuple[str | None, str]:
+    """(the path botocore opens for the file `name` or its default, expanded as raw_config_parse expands it; None where
+    it is not known here) and how it was named."""
+    path = env.get(name, default)
+    named = f"{name}={path!r}" if name in env else f"{name} not set: {default}"
+    if "$" in path or (path.startswith("~") and not (path == "~" or path.startswith("~/"))):
+        return None, named  # (expandvars, ~user: not followed)
+    if path.startswith("~"):
+        home = env.get("HOME")
+        if not home:
+            return None, named
+        path = home.rstrip("/") + path[1:]
+    return path, named
+
+
+def aws_profile_keys(env: Mapping[str, str], read_text: Callable[[str], tuple[str, str]] | None) -> tuple[bool, str]:
+    """(imend17) Whether botocore's credential chain finds a key pair in its profile's files for the server with
+    environment `env`: the profile AWS_DEFAULT_PROFILE or AWS_PROFILE names (configprovider.py
+    BOTOCORE_DEFAUT_SESSION_VARIABLES 'profile', the first set), else `default`; the shared credentials file
+    (AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials: SharedCredentialProvider, its section [NAME]) and then the
+    config file (AWS_CONFIG_FILE, else ~/.aws/config: ConfigProvider, [profile NAME] or [default]), each holding
+    aws_access_key_id and aws_secret_access_key with values. Only the key names are read; the values are never kept or
+    shown. (False, why) where the files are not read (`read_text` None: --facts / --root / --image), a file is not
+    read or not parsed, the environment holds one key of the pair or a web identity, a provider before them is
+    configured in the profile, or the profile holds no pair."""
+    if read_text is None:
+        return False, ("the AWS shared credentials and config files are read only where the gate runs the server on "
+                       "this box (not under --facts / --root / --image)")  # fmt: skip
+    pair = [n for n in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") if env.get(n)]
+    if len(pair) == 1:
+        return False, f"only {pair[0]} of the pair is set (botocore's EnvProvider raises PartialCredentialsError)"
+    if env.get("AWS_WEB_IDENTITY_TOKEN_FILE"):
+        return False, "AWS_WEB_IDENTITY_TOKEN_FILE is set (a web identity's role, assumed over the network)"
+    which = next((n for n in ("AWS_DEFAULT_PROFILE", "AWS_PROFILE") if n in env), None)
+    profile = (env[which] if which else "") or "default"
+    sections: list[tuple[str, dict[str, bool] | None]] = []
+    for name, default, config in (("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials", False),
+                                  ("AWS_CONFIG_FILE", "~/.aws/config", True)):  # fmt: skip
+        path, named = _aws_path(env, name, default)
+        if path is None:
+            return False, f"{named} is not read here (HOME not set, ~user or $VAR)"
+        how, text = read_text(path)
+        if how == "absent":
+            sections.append((named, None))
+            continue
+        if how != "read":
+            return False, f"{named} is not read ({text})"
+        got = _ini_key_names(text)
+        if got is None:
+            return False, f"{named} is not in a shape read here (botocore may raise ConfigParseError)"
+        if config:  # (configloader.build_profile_map: [profile NAME], and [default] for the default profile)
+            section = got.get(f"profile {profile}")
+            section = got.get("default") if section is None and profile == "default" else section
+        else:
+            section = got.get(profile)
+        sections.append((named, section))
+    shown = f"profile {profile!r}" + (f" ({which})" if which else "")
+    for named, section in sections:
+        early = [k for k in _AWS_PREEMPTING if section and k in section]
+        if early:
+            return False, (f"the {shown} in {named} sets {', '.join(early)}, whose credentials come from what is not "
+                           "read here")  # fmt: skip
+    if which and env[which] and all(section is None for _, section in sections):
+        return False, f"the {shown} is in neither file (botocore raises ProfileNotFound)"
+    for named, section in sections:
+        if section is None or "aws_access_key_id" not in section:
+            continue
+        if section["aws_access_key_id"] and section.get("aws_secret_access_key"):
+            return True, f"the {shown} in {named} holds aws_access_key_id and aws_secret_access_key"
+        return False, (f"the {shown} in {named} holds aws_access_key_id without both values (botocore raises "
+                       "PartialCredentialsError, or signs with an empty key)")  # fmt: skip
+    files = " or ".join(named for named, _ in sections)
+    return False, f"no aws_access_key_id / aws_secret_access_key pair in the {shown} of {files}"
 
 
 def _yaml_key_given(text: str, key: str) -> bool | None:
