@@ -1176,6 +1176,8 @@ _PREFLIGHT_MODULES = (
     "stackcheck.launch.preflight.gpus",
     "stackcheck.launch.preflight.memory",
     "stackcheck.launch.preflight.model",
+    "stackcheck.launch.preflight.shapes",  # (ishape: the model's shape against the launch's sizes)
+    "stackcheck.launch.preflight.w4afp8",
     "stackcheck.verdicts.package_checks",
 )
 _TEXT_MODULES = ("stackcheck.render.gate", "stackcheck.render.layout")

@@ -1143,10 +1143,12 @@ def check_allow(
     a refusal of the gate names; anything else is a usage error that lists the valid ids. A refusal of the command's
     own reading (`-tp`, `--attention-backend=x`, `SGLANG_X=maybe`: the server would not start, or the gate cannot
     read it) names no id and is not allowed: the command is fixed instead (an unknown one: --allow-unknown)."""
+    out = [x.strip() for item in allow for x in item.split(",") if x.strip()]
+    if not out:  # (no --allow: the check modules' ids are not imported for it, the live checks' modules among them)
+        return out
     ids = {str(f.get("id")) for f in features}
     stack = {str(c.get("id")) for c in stack_checks}
     pre = set(preflight_checks())
-    out = [x.strip() for item in allow for x in item.split(",") if x.strip()]
     bad = [x for x in out if x not in ids and x not in stack and x not in pre]
     if bad:
         raise UsageError(
