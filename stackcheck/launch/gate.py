@@ -4171,11 +4171,25 @@ def _runner_levels(
 _CAP_SYS_ADMIN, _CAP_SYS_NICE = 21, 23
 
 
-def process_limits() -> dict[str, Any]:
-    """What a launch run here inherits from the gate's own process (runners.process_limits)."""
-    from stackcheck.launch.runners import process_limits as read
+#: (imend18) the programs before the launch that run their command as another user, with other capabilities, limits
+#: or CPUs than the gate's own process (runners.process_limits, `here`): sudo / doas / pkexec / su / runuser / gosu /
+#: su-exec / setpriv switch the user (and sudo / su / runuser open a PAM session, whose pam_limits sets the target
+#: user's rlimits, RLIMIT_RTPRIO among them); systemd-run / run0 start it from the service manager (its cgroup,
+#: capabilities and limits); srun from slurmstepd on a node of the job (its cpuset and task binding). A taskset,
+#: chrt or ionice after one of them is judged on a process the gate did not read: unknown, never ok
+_OTHER_PROCESS = frozenset({"sudo", "doas", "pkexec", "su", "runuser", "gosu", "su-exec", "setpriv", "systemd-run",
+                            "run0", "srun"})  # fmt: skip
 
-    return read()
+
+def _other_process(levels: Sequence[Sequence[str]], level: int, j: int) -> str | None:
+    """The program of _OTHER_PROCESS that runs levels[level][j] (a word of an outer command, or one before it in its
+    own), None where none does: the gate's process limits are then the ones the program at j inherits."""
+    for k, words in enumerate(levels[: level + 1]):
+        for word in words if k < level else words[:j]:
+            name = os.path.basename(word)
+            if name in _OTHER_PROCESS:
+                return name
+    return None
 
 
 #: (irunner3) the sources of scheduler_problems
@@ -4232,21 +4246,28 @@ def scheduler_problems(
     unknown."""
     from stackcheck.launch.runners import read_runner, runner_options
 
-    sites = [(argv, j) for argv in _runner_levels(command, env, mapping) for p in ("taskset", "chrt")
-             for j in _before_python(argv, p)]  # fmt: skip
-    for argv, j in sorted(sites, key=lambda site: site[1]):
+    levels = _runner_levels(command, env, mapping)
+    sites = [(n, j) for n, argv in enumerate(levels) for p in ("taskset", "chrt") for j in _before_python(argv, p)]
+    for n, j in sorted(sites, key=lambda site: site[1]):
+        argv = levels[n]
         prog = os.path.basename(argv[j])
         options = runner_options(argv, j)
         at = read_runner(argv, j).command
         if options is None or at is None or at < 1:
             continue
         value = argv[at - 1]
+        other = _other_process(levels, n, j)
+        limits = here if other is None else None
+        unread = ("the facts do not say which user runs the launch" if other is None else f"`{other}` runs it as a "
+                  "process the gate did not read (another user, its limits or cgroup)")  # fmt: skip
         if prog == "taskset":
             cpus = _taskset_cpus(options, value)
-            allowed = here.get("cpus") if here is not None else None
+            allowed = limits.get("cpus") if limits is not None else None
             if cpus is None or not isinstance(allowed, frozenset):
-                return [Problem("taskset", "unknown", None, f"`taskset {value[:40]}` before the launch: the CPUs the "
-                                "launch may run on (its cpuset and the online CPUs) are not in the facts, and "
+                where = ("the CPUs the launch may run on (its cpuset and the online CPUs) are not in the facts"
+                         if other is None else f"`{other}` runs it as a process whose CPUs the gate did not "
+                         "read")  # fmt: skip
+                return [Problem("taskset", "unknown", None, f"`taskset {value[:40]}` before the launch: {where}, and "
                                 "taskset exits 1 where the list holds none of them (fail closed)",
                                 SCHED_SOURCES)]  # fmt: skip
             if not cpus & allowed:
@@ -4269,15 +4290,14 @@ def scheduler_problems(
             continue
         priority = int(value) if value.isascii() and value.isdigit() and len(value) <= 3 else None
         what = {"f": "SCHED_FIFO", "r": "SCHED_RR", "d": "SCHED_DEADLINE"}[policy]
-        cap = here.get("cap_eff") if here is not None else None
+        cap = limits.get("cap_eff") if limits is not None else None
         if not isinstance(cap, int):
             return [Problem("chrt", "unknown", None, f"`chrt` before the launch asks for {what}, which the kernel "
                             "gives only a process with CAP_SYS_NICE (or, for FIFO / RR, a RLIMIT_RTPRIO at least the "
-                            "priority); the facts do not say which user runs the launch (fail closed)",
-                            SCHED_SOURCES)]  # fmt: skip
+                            f"priority); {unread} (fail closed)", SCHED_SOURCES)]  # fmt: skip
         if cap >> _CAP_SYS_NICE & 1:
             continue
-        rtprio = here.get("rtprio") if here is not None else None
+        rtprio = limits.get("rtprio") if limits is not None else None
         if policy != "d" and isinstance(rtprio, int) and priority is not None and (rtprio == -1 or rtprio >= priority):
             continue
         return [Problem("chrt", "blocked", "crash", f"`chrt` before the launch asks for {what} at priority "
@@ -4308,29 +4328,28 @@ def ionice_problems(
     mapping: Mapping[str, Any] | None = None,
 ) -> list[Problem]:
     """(irunner3) An ionice before the launch whose ioprio_set the kernel refuses: ionice exits 1 ("ioprio_set
-    failed") before it runs the command, unless -t. A class 4-7 is refused by every kernel (blocked); a realtime or
-    best-effort level outside 0-7 by a kernel before 6.5 (EINVAL: blocked), taken by 6.5 and later for 8-15 (the low
-    three bits are the level, a note says so), not read past 15 or below 0 there (unknown); the kernel not read:
-    unknown. The realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN (EPERM otherwise), and the facts hold neither the
-    user nor its capabilities: unknown. Each ionice of the line before its command is read (runners.read_ionice)."""
+    failed") before it runs the command, unless -t. A class above 3 is refused before (runners._ionice_refused, by
+    read_runner: never read here); a realtime or best-effort level outside 0-7 by a kernel before 6.5 (EINVAL:
+    blocked), taken by 6.5 and later for 8-15 (the low three bits are the level, a note says so), not read past 15 or
+    below 0 there (unknown); the kernel not read: unknown. The realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN
+    (EPERM otherwise), judged on `here` (runners.process_limits) where no program before it runs it as another
+    process (_other_process, imend18), else unknown. Each ionice of the line before its command is read
+    (runners.read_ionice)."""
     from stackcheck.launch.runners import read_ionice
 
     out: list[Problem] = []
     kernel = _kernel_release(facts)
-    sites = [(argv, j) for argv in _runner_levels(command, env, mapping) for j in _before_python(argv, "ionice")]
-    for argv, j in sites:
+    levels = _runner_levels(command, env, mapping)
+    sites = [(n, j) for n, argv in enumerate(levels) for j in _before_python(argv, "ionice")]
+    for n, j in sites:
+        argv = levels[n]
         reading = read_ionice(argv, j)
         if reading is None or reading.tolerant:
             continue
         cls, data = reading.ioclass, reading.data
         observed = f"ionice class {cls}, level {data}"
-        if cls > 3:
-            status = "blocked" if cls <= 7 else "unknown"
-            out.append(Problem("ionice", status, "crash" if status == "blocked" else None,
-                               f"`ionice` before the launch asks for I/O class {cls}, which the kernel's ioprio_set "
-                               "refuses (EINVAL; classes 0-3): ionice exits 1 before it runs the command",
-                               IONICE_SOURCES, observed=observed, required="class 0-3"))  # fmt: skip
-            continue
+        # (a class above 3 without -t never reaches here: runners._ionice_refused refuses it first, read_runner
+        # places no command and read_ionice answers None; the launch is judged unknown there, imend18)
         if not 0 <= data <= 7:
             if kernel is None:
                 out.append(Problem("ionice", "unknown", None, f"`ionice` before the launch asks for I/O level {data}, "
@@ -4354,8 +4373,10 @@ def ionice_problems(
                                    "whether Linux 6.5 and later take its hint bits is not read (fail closed)",
                                    IONICE_SOURCES, observed=observed, required="level 0-7"))  # fmt: skip
             continue
-        if cls == 1 and here is not None and isinstance(here.get("cap_eff"), int):
-            if not here["cap_eff"] >> _CAP_SYS_NICE & 1 and not here["cap_eff"] >> _CAP_SYS_ADMIN & 1:
+        other = _other_process(levels, n, j) if cls == 1 else None
+        limits = here if other is None else None
+        if cls == 1 and limits is not None and isinstance(limits.get("cap_eff"), int):
+            if not limits["cap_eff"] >> _CAP_SYS_NICE & 1 and not limits["cap_eff"] >> _CAP_SYS_ADMIN & 1:
                 out.append(Problem("ionice", "blocked", "crash", "`ionice` before the launch asks for the realtime I/O "
                                    "class, which the kernel gives only a process with CAP_SYS_NICE or CAP_SYS_ADMIN: "
                                    "this one has neither (CapEff), so ioprio_set fails (EPERM) and ionice exits 1 "
@@ -4364,8 +4385,10 @@ def ionice_problems(
         elif cls == 1:
             out.append(Problem("ionice", "unknown", None, "`ionice` before the launch asks for the realtime I/O class, "
                                "which the kernel gives only a process with CAP_SYS_NICE or CAP_SYS_ADMIN (else "
-                               "ioprio_set EPERM: ionice exits 1 before it runs the command); the facts do not say "
-                               "which user runs the launch (fail closed)", IONICE_SOURCES,
+                               "ioprio_set EPERM: ionice exits 1 before it runs the command); "
+                               + ("the facts do not say which user runs the launch" if other is None else
+                                  f"`{other}` runs it as a process the gate did not read (another user, its "
+                                  "capabilities)") + " (fail closed)", IONICE_SOURCES,
                                observed=observed, required="root, CAP_SYS_NICE or CAP_SYS_ADMIN"))  # fmt: skip
     return out[:1]
 

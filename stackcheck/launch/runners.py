@@ -405,8 +405,10 @@ def runner_options(argv: Sequence[str], at: int) -> list[tuple[str, str | None]]
 def process_limits() -> dict[str, object]:
     """(irunner3) What a launch run here inherits from the gate's own process: `cpus` (sched_getaffinity), `cap_eff`
     (/proc/self/status CapEff), `rtprio` (RLIMIT_RTPRIO's soft limit; -1 unlimited); a value not read is absent. The
-    launch is taken to run as the gate's user with the gate's limits (inferred: a user who runs the gate under sudo
-    and the server without it, or the reverse, is judged wrongly)."""
+    one reader of them (imend18: gate.process_limits was its twin). The launch is taken to run as the gate's user
+    with the gate's limits (inferred: a user who runs the gate under sudo and the server without it, or the reverse,
+    is judged wrongly); a taskset / chrt / ionice after a program that runs its command as another process (sudo -u,
+    su, runuser, srun, ...: gate._other_process) is not judged on them (unknown)."""
     import contextlib
 
     out: dict[str, object] = {}
