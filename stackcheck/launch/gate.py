@@ -641,6 +641,40 @@ SRUN_TASKS_SOURCES = [
 _SRUN_TASKS_ENV = ("SLURM_NPROCS", "SLURM_NTASKS")
 
 
+@record
+class SrunHosts:
+    """(imend18) Where an srun takes its node list from (srun_hosts), as Slurm 284c3b95f0 src/common/slurm_opt.c reads
+    it: `how` "-F" (--nodefile), "-w" (--nodelist) or "SLURM_HOSTFILE"; `written` the value as given; `path` the file
+    srun opens, as written (None: -w's host list, read as hosts): -F's value, -w's where it holds a `/`
+    (proc_args.c verify_node_list reads such a list as a file), SLURM_HOSTFILE's (`./NAME` where it holds no `/`:
+    _validate_nodelist); `empty`: the value is empty, which srun refuses before it reads any host (-F '':
+    allocate.c slurm_read_hostfile returns NULL on an empty name, 'Invalid --nodefile node file', exit(-1);
+    SLURM_HOSTFILE='': `./`, a directory that gives no host, 'Failure getting NodeNames from hostfile', exit(1))."""
+
+    how: str
+    written: str
+    path: str | None
+    empty: bool
+
+
+def srun_hosts(line: SrunLine, env: Mapping[str, str]) -> SrunHosts | None:
+    """(imend18) The one reading of an srun's node list (the three readers before disagreed on an empty
+    SLURM_HOSTFILE, -F with -w, -w FILE): its line's -w / -F, the last given (arg_set_nodefile / arg_set_nodelist
+    free each other's: runners.srun_line keeps one), else SLURM_HOSTFILE where set, empty too (_validate_nodelist:
+    `xstrdup(getenv("SLURM_HOSTFILE"))`, taken where the line gives neither); None where srun is given none."""
+    got = line.counts
+    if got.get("nodefile") is not None:
+        value = got["nodefile"]
+        return SrunHosts("-F", value, value, not value)
+    if got.get("nodelist") is not None:
+        value = got["nodelist"]
+        return SrunHosts("-w", value, value if "/" in value else None, False)
+    if "SLURM_HOSTFILE" in env:
+        value = env["SLURM_HOSTFILE"]
+        return SrunHosts("SLURM_HOSTFILE", value, value if "/" in value else f"./{value}", not value)
+    return None
+
+
 #: (irobust13) srun's SLURM_HOSTFILE, where its line gives no -w / -F: Slurm src/common/slurm_opt.c _validate_nodelist
 #: :5793-5834 (master 284c3b95f0; srun/libsrun/opt.c :979 in slurm-20-11-0-1) takes the variable's value, set at all
 #: (xstrdup(getenv()): an empty value too, read as the file `./`, a directory whose read gives no host: "Hostlist is
@@ -655,8 +689,11 @@ def _srun_hostfile(line: SrunLine, env: Mapping[str, str]) -> str | None:
     """Why an srun's SLURM_HOSTFILE (the note above) may run more than one copy of the launch on a node, or end
     srun before it runs one, as `hostfile: WHY`; None where the line gives -w / -F or the variable is not set."""
     got = line.counts
-    listed = got.get("nodelist") if got.get("nodefile") is None else None
-    if listed is not None or got.get("nodefile") is not None:
+    given = srun_hosts(line, env)
+    if given is None:
+        return None
+    listed = given.written if given.how == "-w" else None
+    if given.how != "SLURM_HOSTFILE":
         # (the line's own list, with the arbitrary distribution: -m / SLURM_DISTRIBUTION `arbitrary` or `hostfile`,
         # proc_args.c _parse_dist_base: a task per host listed as well, _opt_verify)
         dist = got.get("distribution")
@@ -668,14 +705,12 @@ def _srun_hostfile(line: SrunLine, env: Mapping[str, str]) -> str | None:
         hosts = listed.split(",") if listed is not None and not any(c in listed for c in "[/ \t\n") else None
         if hosts is not None and len(set(hosts)) == len(hosts):
             return None  # (each host once: a task a node, _srun_spread's)
-        where = f"-w {listed[:80]}" if listed is not None else f"-F {str(got.get('nodefile'))[:80]}"
+        where = f"{given.how} {given.written[:80]}"
         return (f"hostfile: the arbitrary distribution (-m {str(dist)[:40]}) takes a task per host of its {where}, "
                 "with no -n 1 on its line: a node listed more than once runs more than one copy of the launch, each "
                 "a whole server on that node's GPUs and --port (the list not read as distinct hosts)")  # fmt: skip
-    if "SLURM_HOSTFILE" not in env:
-        return None
-    name = env["SLURM_HOSTFILE"][:80]
-    if not name:
+    name = given.written[:80]
+    if given.empty:
         return ("hostfile: SLURM_HOSTFILE is set and empty: srun reads `./` as its hostfile, finds no host in it and "
                 "exits before running the command")  # fmt: skip
     if got.get("nodes") is not None:
@@ -871,15 +906,15 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
     if raw is None:
         # (irev80) -w / --nodelist HOSTS, -F / --nodefile FILE: the step gets every node listed (srun(1) --nodelist),
         # more than one where the list has a `,` or a `[range]`, or is a file (-w with a `/`, -F): not read, fail closed
-        hosts, hostfile = line.counts.get("nodelist"), line.counts.get("nodefile")
-        if hostfile is not None:
-            return f"--nodefile {hostfile}", False
-        if hosts is not None and any(c in hosts.strip() for c in ",[/ \t\n"):  # (irobust12: blanks separate hosts too)
-            return f"--nodelist {hosts}", False
         # (irobust12) neither given: srun takes SLURM_HOSTFILE's file as the node list (src/srun/opt.c _opt_verify
-        # `if (!opt.nodelist)`: the arbitrary distribution, a task per host listed)
-        if hosts is None and env.get("SLURM_HOSTFILE"):
-            return f"--nodefile {env['SLURM_HOSTFILE']} (SLURM_HOSTFILE)", False
+        # `if (!opt.nodelist)`: the arbitrary distribution, a task per host listed); imend18: srun_hosts' reading
+        hosts = srun_hosts(line, env)
+        if hosts is not None and hosts.how == "-F":
+            return f"--nodefile {hosts.written}", False
+        if hosts is not None and hosts.how == "-w" and any(c in hosts.written.strip() for c in ",[/ \t\n"):
+            return f"--nodelist {hosts.written}", False  # (irobust12: blanks separate hosts too)
+        if hosts is not None and hosts.how == "SLURM_HOSTFILE":
+            return f"--nodefile {hosts.written} (SLURM_HOSTFILE)", False
         given = [env[v] for var in _SRUN_NODES_ENV for v in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0")
                  if v in env]  # fmt: skip
         if not given:
@@ -890,15 +925,10 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
 
 
 def _srun_hostfile_named(line: SrunLine, env: Mapping[str, str]) -> tuple[str, str] | None:
-    """(ifc66) The file an srun reads its node list from, with how it was given: its line's -F / --nodefile, else
-    SLURM_HOSTFILE where the line names no -w / --nodelist (Slurm src/common/slurm_opt.c _validate_nodelist); None
-    where it reads none."""
-    hostfile = line.counts.get("nodefile")
-    if hostfile is not None:
-        return hostfile, "-F"
-    if line.counts.get("nodelist") is None and env.get("SLURM_HOSTFILE"):
-        return env["SLURM_HOSTFILE"], "SLURM_HOSTFILE"
-    return None
+    """(ifc66) The file an srun reads its node list from, with how it was given (srun_hosts: -F, -w FILE, or
+    SLURM_HOSTFILE, empty too); None where it reads none."""
+    given = srun_hosts(line, env)
+    return (given.written, given.how) if given is not None and given.path is not None else None
 
 
 #: (ifc66) Slurm master 284c3b95f0 (2026-08-20): src/common/slurm_opt.c _validate_nodelist :5793-5830, called by
@@ -928,10 +958,18 @@ def srun_hostfile_problems(
 
     out: list[Problem] = []
     for written, how in derived.srun_hostfiles:
-        shown = f"srun -F {written}" if how == "-F" else f"srun with SLURM_HOSTFILE={written}"
-        path = written if how == "-F" or "/" in written else f"./{written}"
+        shown = f"srun {how} {written}" if how != "SLURM_HOSTFILE" else f"srun with SLURM_HOSTFILE={written}"
+        path = written if how != "SLURM_HOSTFILE" or "/" in written else f"./{written}"
         fails = ("'Invalid --nodefile node file' and exits" if how == "-F" else
-                 "'Failure getting NodeNames from hostfile' and exits")  # fmt: skip
+                 "'Failure getting NodeNames from hostfile' and exits" if how == "SLURM_HOSTFILE" else
+                 "that it cannot read the file (or 'Hostlist is empty!') and exits")  # fmt: skip
+        if not written:  # (imend18: srun_hosts' `empty`, whatever the host holds)
+            what = ("an empty file name, which slurm_read_hostfile refuses (NULL)" if how == "-F" else
+                    "`./` (an empty name made relative), a directory that gives no host")  # fmt: skip
+            out.append(Problem("srun", "blocked", "crash", f"`{shown}`: srun reads its node list from {what}, so it "
+                               f"says {fails} before the server starts", [SRUN_HOSTFILE_SOURCE], written or "(empty)",
+                               "a host file srun can read"))  # fmt: skip
+            continue
         moved = launch_dir is not None and launch_dir != cwd  # (irobust14: `env -C DIR` / a shell's `cd` before it)
         if not posixpath.isabs(path):
             path = posixpath.join(cwd, path) if cwd and not moved else ""
