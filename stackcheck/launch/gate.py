@@ -939,7 +939,9 @@ def _srun_hostfile_named(line: SrunLine, env: Mapping[str, str]) -> tuple[str, s
 SRUN_HOSTFILE_SOURCE = {
     "title": "Slurm 284c3b95f0 src/common/slurm_opt.c _validate_nodelist (-F / --nodefile: 'Invalid --nodefile node "
     "file', exit(-1); SLURM_HOSTFILE: 'Failure getting NodeNames from hostfile', exit(1)) and src/api/allocate.c "
-    "slurm_read_hostfile (NULL where the file cannot be opened), run by srun/opt.c before the step starts",
+    "slurm_read_hostfile (NULL where the file cannot be opened, its name is empty or it names no host), "
+    "src/common/proc_args.c verify_node_list (-w / --nodelist holding a '/': read as a host file), run by "
+    "srun/opt.c before the step starts",
     "url": "https://github.com/SchedMD/slurm/blob/284c3b95f0/src/common/slurm_opt.c",
 }
 
