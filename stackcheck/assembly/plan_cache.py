@@ -503,33 +503,27 @@ def load_upstream_parts(directory: str, key: str) -> tuple[dict[str, str | None]
     return _upstream(answers), box, _failing(data.get("failing"), data.get("failing_marks"), key)
 
 
-_DOC_HEAD = b'{"mark":"'
-_DOC_MARK_LEN = 64
-
-
-def _doc_mark(body: bytes) -> bytes:
-    return str(_blake2b(b"upstream\n" + body).hexdigest()).encode("ascii")
+_DOC_SALT = b"upstream"
 
 
 def _marked_doc(text: str) -> bytes:
     """An upstream document as written (iperf42): `{"mark":"HEX",` then the JSON text after its opening brace, HEX a
-    BLAKE2b of that text. The box's kept verdicts (keep_upstream's `box`) carried no signature: a verdict edited there
-    (a blocked feature made ok, a failing check's list emptied) was taken as the box's own by every later request on
-    the key (a false pass); they are read only from a document whose mark is its own (load_upstream_parts), else
-    judged again. One hash of the raw bytes as read (~0.2 ms for the write-up box's 200 KB), not of the verdicts
-    written out again (~1.8 ms: the 30 ms `plan --want` goal). It guards against an edit that does not also make the
-    mark again, as _failing_mark does."""
-    body = text.encode("utf-8", "surrogateescape")
-    return _DOC_HEAD + _doc_mark(body) + b'",' + body[1:]
+    BLAKE2b of that text (readers.kept's mark, salted b"upstream"). The box's kept verdicts (keep_upstream's `box`)
+    carried no signature: a verdict edited there (a blocked feature made ok, a failing check's list emptied) was taken
+    as the box's own by every later request on the key (a false pass); they are read only from a document whose mark
+    is its own (load_upstream_parts), else judged again. One hash of the raw bytes as read (~0.2 ms for the write-up
+    box's 200 KB), not of the verdicts written out again (~1.8 ms: the 30 ms `plan --want` goal). It guards against an
+    edit that does not also make the mark again, as _failing_mark does."""
+    from stackcheck.readers.kept import _marked
+
+    return _marked(text.encode("utf-8", "surrogateescape"), _DOC_SALT)
 
 
 def _unmarked_doc(raw: bytes) -> bytes | None:
     """The document's JSON text without its mark where the mark is its own, else None (none, another, cut, edited)."""
-    head = len(_DOC_HEAD)
-    if not raw.startswith(_DOC_HEAD) or raw[head + _DOC_MARK_LEN : head + _DOC_MARK_LEN + 2] != b'",':
-        return None
-    body = b"{" + raw[head + _DOC_MARK_LEN + 2 :]
-    return body if raw[head : head + _DOC_MARK_LEN] == _doc_mark(body) else None
+    from stackcheck.readers.kept import _unmarked
+
+    return _unmarked(raw, _DOC_SALT)
 
 
 def _failing(value: Any, marks: Any = None, key: str = "") -> dict[str, list[Any]]:

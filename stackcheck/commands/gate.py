@@ -850,7 +850,9 @@ def _decide_with(
         gate.relabel_unlisted(derived, {p.subject for p in undeclared}, str(ctx.installed_version("sglang")))
     extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
     extra += gate.interpreter_option_problems(launch_command, server_env, ctx.facts)  # (python -P before 3.11)
-    here = None if (opts.facts_file or opts.image or opts.root) else gate.process_limits()  # (the launch's process)
+    from stackcheck.launch.runners import process_limits
+
+    here = None if (opts.facts_file or opts.image or opts.root) else process_limits()  # (the launch's process)
     extra += gate.ionice_problems(launch_command, server_env, ctx.facts, here, mapping)  # (irunner3: its values)
     extra += gate.scheduler_problems(launch_command, server_env, here, mapping)  # (irunner3: taskset, chrt)
     if launch_command is not None and not (opts.facts_file or opts.image or opts.root):  # (irev78: the launch's own)

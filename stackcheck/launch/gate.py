@@ -641,6 +641,40 @@ SRUN_TASKS_SOURCES = [
 _SRUN_TASKS_ENV = ("SLURM_NPROCS", "SLURM_NTASKS")
 
 
+@record
+class SrunHosts:
+    """(imend18) Where an srun takes its node list from (srun_hosts), as Slurm 284c3b95f0 src/common/slurm_opt.c reads
+    it: `how` "-F" (--nodefile), "-w" (--nodelist) or "SLURM_HOSTFILE"; `written` the value as given; `path` the file
+    srun opens, as written (None: -w's host list, read as hosts): -F's value, -w's where it holds a `/`
+    (proc_args.c verify_node_list reads such a list as a file), SLURM_HOSTFILE's (`./NAME` where it holds no `/`:
+    _validate_nodelist); `empty`: the value is empty, which srun refuses before it reads any host (-F '':
+    allocate.c slurm_read_hostfile returns NULL on an empty name, 'Invalid --nodefile node file', exit(-1);
+    SLURM_HOSTFILE='': `./`, a directory that gives no host, 'Failure getting NodeNames from hostfile', exit(1))."""
+
+    how: str
+    written: str
+    path: str | None
+    empty: bool
+
+
+def srun_hosts(line: SrunLine, env: Mapping[str, str]) -> SrunHosts | None:
+    """(imend18) The one reading of an srun's node list (the three readers before disagreed on an empty
+    SLURM_HOSTFILE, -F with -w, -w FILE): its line's -w / -F, the last given (arg_set_nodefile / arg_set_nodelist
+    free each other's: runners.srun_line keeps one), else SLURM_HOSTFILE where set, empty too (_validate_nodelist:
+    `xstrdup(getenv("SLURM_HOSTFILE"))`, taken where the line gives neither); None where srun is given none."""
+    got = line.counts
+    if got.get("nodefile") is not None:
+        value = got["nodefile"]
+        return SrunHosts("-F", value, value, not value)
+    if got.get("nodelist") is not None:
+        value = got["nodelist"]
+        return SrunHosts("-w", value, value if "/" in value else None, False)
+    if "SLURM_HOSTFILE" in env:
+        value = env["SLURM_HOSTFILE"]
+        return SrunHosts("SLURM_HOSTFILE", value, value if "/" in value else f"./{value}", not value)
+    return None
+
+
 #: (irobust13) srun's SLURM_HOSTFILE, where its line gives no -w / -F: Slurm src/common/slurm_opt.c _validate_nodelist
 #: :5793-5834 (master 284c3b95f0; srun/libsrun/opt.c :979 in slurm-20-11-0-1) takes the variable's value, set at all
 #: (xstrdup(getenv()): an empty value too, read as the file `./`, a directory whose read gives no host: "Hostlist is
@@ -655,8 +689,11 @@ def _srun_hostfile(line: SrunLine, env: Mapping[str, str]) -> str | None:
     """Why an srun's SLURM_HOSTFILE (the note above) may run more than one copy of the launch on a node, or end
     srun before it runs one, as `hostfile: WHY`; None where the line gives -w / -F or the variable is not set."""
     got = line.counts
-    listed = got.get("nodelist") if got.get("nodefile") is None else None
-    if listed is not None or got.get("nodefile") is not None:
+    given = srun_hosts(line, env)
+    if given is None:
+        return None
+    listed = given.written if given.how == "-w" else None
+    if given.how != "SLURM_HOSTFILE":
         # (the line's own list, with the arbitrary distribution: -m / SLURM_DISTRIBUTION `arbitrary` or `hostfile`,
         # proc_args.c _parse_dist_base: a task per host listed as well, _opt_verify)
         dist = got.get("distribution")
@@ -668,14 +705,12 @@ def _srun_hostfile(line: SrunLine, env: Mapping[str, str]) -> str | None:
         hosts = listed.split(",") if listed is not None and not any(c in listed for c in "[/ \t\n") else None
         if hosts is not None and len(set(hosts)) == len(hosts):
             return None  # (each host once: a task a node, _srun_spread's)
-        where = f"-w {listed[:80]}" if listed is not None else f"-F {str(got.get('nodefile'))[:80]}"
+        where = f"{given.how} {given.written[:80]}"
         return (f"hostfile: the arbitrary distribution (-m {str(dist)[:40]}) takes a task per host of its {where}, "
                 "with no -n 1 on its line: a node listed more than once runs more than one copy of the launch, each "
                 "a whole server on that node's GPUs and --port (the list not read as distinct hosts)")  # fmt: skip
-    if "SLURM_HOSTFILE" not in env:
-        return None
-    name = env["SLURM_HOSTFILE"][:80]
-    if not name:
+    name = given.written[:80]
+    if given.empty:
         return ("hostfile: SLURM_HOSTFILE is set and empty: srun reads `./` as its hostfile, finds no host in it and "
                 "exits before running the command")  # fmt: skip
     if got.get("nodes") is not None:
@@ -871,15 +906,15 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
     if raw is None:
         # (irev80) -w / --nodelist HOSTS, -F / --nodefile FILE: the step gets every node listed (srun(1) --nodelist),
         # more than one where the list has a `,` or a `[range]`, or is a file (-w with a `/`, -F): not read, fail closed
-        hosts, hostfile = line.counts.get("nodelist"), line.counts.get("nodefile")
-        if hostfile is not None:
-            return f"--nodefile {hostfile}", False
-        if hosts is not None and any(c in hosts.strip() for c in ",[/ \t\n"):  # (irobust12: blanks separate hosts too)
-            return f"--nodelist {hosts}", False
         # (irobust12) neither given: srun takes SLURM_HOSTFILE's file as the node list (src/srun/opt.c _opt_verify
-        # `if (!opt.nodelist)`: the arbitrary distribution, a task per host listed)
-        if hosts is None and env.get("SLURM_HOSTFILE"):
-            return f"--nodefile {env['SLURM_HOSTFILE']} (SLURM_HOSTFILE)", False
+        # `if (!opt.nodelist)`: the arbitrary distribution, a task per host listed); imend18: srun_hosts' reading
+        hosts = srun_hosts(line, env)
+        if hosts is not None and hosts.how == "-F":
+            return f"--nodefile {hosts.written}", False
+        if hosts is not None and hosts.how == "-w" and any(c in hosts.written.strip() for c in ",[/ \t\n"):
+            return f"--nodelist {hosts.written}", False  # (irobust12: blanks separate hosts too)
+        if hosts is not None and hosts.how == "SLURM_HOSTFILE":
+            return f"--nodefile {hosts.written} (SLURM_HOSTFILE)", False
         given = [env[v] for var in _SRUN_NODES_ENV for v in (var, f"{var}_PACK_GROUP_0", f"{var}_HET_GROUP_0")
                  if v in env]  # fmt: skip
         if not given:
@@ -890,15 +925,10 @@ def _srun_nodes(line: SrunLine, env: Mapping[str, str]) -> tuple[str | None, boo
 
 
 def _srun_hostfile_named(line: SrunLine, env: Mapping[str, str]) -> tuple[str, str] | None:
-    """(ifc66) The file an srun reads its node list from, with how it was given: its line's -F / --nodefile, else
-    SLURM_HOSTFILE where the line names no -w / --nodelist (Slurm src/common/slurm_opt.c _validate_nodelist); None
-    where it reads none."""
-    hostfile = line.counts.get("nodefile")
-    if hostfile is not None:
-        return hostfile, "-F"
-    if line.counts.get("nodelist") is None and env.get("SLURM_HOSTFILE"):
-        return env["SLURM_HOSTFILE"], "SLURM_HOSTFILE"
-    return None
+    """(ifc66) The file an srun reads its node list from, with how it was given (srun_hosts: -F, -w FILE, or
+    SLURM_HOSTFILE, empty too); None where it reads none."""
+    given = srun_hosts(line, env)
+    return (given.written, given.how) if given is not None and given.path is not None else None
 
 
 #: (ifc66) Slurm master 284c3b95f0 (2026-08-20): src/common/slurm_opt.c _validate_nodelist :5793-5830, called by
@@ -909,7 +939,9 @@ def _srun_hostfile_named(line: SrunLine, env: Mapping[str, str]) -> tuple[str, s
 SRUN_HOSTFILE_SOURCE = {
     "title": "Slurm 284c3b95f0 src/common/slurm_opt.c _validate_nodelist (-F / --nodefile: 'Invalid --nodefile node "
     "file', exit(-1); SLURM_HOSTFILE: 'Failure getting NodeNames from hostfile', exit(1)) and src/api/allocate.c "
-    "slurm_read_hostfile (NULL where the file cannot be opened), run by srun/opt.c before the step starts",
+    "slurm_read_hostfile (NULL where the file cannot be opened, its name is empty or it names no host), "
+    "src/common/proc_args.c verify_node_list (-w / --nodelist holding a '/': read as a host file), run by "
+    "srun/opt.c before the step starts",
     "url": "https://github.com/SchedMD/slurm/blob/284c3b95f0/src/common/slurm_opt.c",
 }
 
@@ -928,10 +960,18 @@ def srun_hostfile_problems(
 
     out: list[Problem] = []
     for written, how in derived.srun_hostfiles:
-        shown = f"srun -F {written}" if how == "-F" else f"srun with SLURM_HOSTFILE={written}"
-        path = written if how == "-F" or "/" in written else f"./{written}"
+        shown = f"srun {how} {written}" if how != "SLURM_HOSTFILE" else f"srun with SLURM_HOSTFILE={written}"
+        path = written if how != "SLURM_HOSTFILE" or "/" in written else f"./{written}"
         fails = ("'Invalid --nodefile node file' and exits" if how == "-F" else
-                 "'Failure getting NodeNames from hostfile' and exits")  # fmt: skip
+                 "'Failure getting NodeNames from hostfile' and exits" if how == "SLURM_HOSTFILE" else
+                 "that it cannot read the file (or 'Hostlist is empty!') and exits")  # fmt: skip
+        if not written:  # (imend18: srun_hosts' `empty`, whatever the host holds)
+            what = ("an empty file name, which slurm_read_hostfile refuses (NULL)" if how == "-F" else
+                    "`./` (an empty name made relative), a directory that gives no host")  # fmt: skip
+            out.append(Problem("srun", "blocked", "crash", f"`{shown}`: srun reads its node list from {what}, so it "
+                               f"says {fails} before the server starts", [SRUN_HOSTFILE_SOURCE], written or "(empty)",
+                               "a host file srun can read"))  # fmt: skip
+            continue
         moved = launch_dir is not None and launch_dir != cwd  # (irobust14: `env -C DIR` / a shell's `cd` before it)
         if not posixpath.isabs(path):
             path = posixpath.join(cwd, path) if cwd and not moved else ""
@@ -4171,11 +4211,25 @@ def _runner_levels(
 _CAP_SYS_ADMIN, _CAP_SYS_NICE = 21, 23
 
 
-def process_limits() -> dict[str, Any]:
-    """What a launch run here inherits from the gate's own process (runners.process_limits)."""
-    from stackcheck.launch.runners import process_limits as read
+#: (imend18) the programs before the launch that run their command as another user, with other capabilities, limits
+#: or CPUs than the gate's own process (runners.process_limits, `here`): sudo / doas / pkexec / su / runuser / gosu /
+#: su-exec / setpriv switch the user (and sudo / su / runuser open a PAM session, whose pam_limits sets the target
+#: user's rlimits, RLIMIT_RTPRIO among them); systemd-run / run0 start it from the service manager (its cgroup,
+#: capabilities and limits); srun from slurmstepd on a node of the job (its cpuset and task binding). A taskset,
+#: chrt or ionice after one of them is judged on a process the gate did not read: unknown, never ok
+_OTHER_PROCESS = frozenset({"sudo", "doas", "pkexec", "su", "runuser", "gosu", "su-exec", "setpriv", "systemd-run",
+                            "run0", "srun"})  # fmt: skip
 
-    return read()
+
+def _other_process(levels: Sequence[Sequence[str]], level: int, j: int) -> str | None:
+    """The program of _OTHER_PROCESS that runs levels[level][j] (a word of an outer command, or one before it in its
+    own), None where none does: the gate's process limits are then the ones the program at j inherits."""
+    for k, words in enumerate(levels[: level + 1]):
+        for word in words if k < level else words[:j]:
+            name = os.path.basename(word)
+            if name in _OTHER_PROCESS:
+                return name
+    return None
 
 
 #: (irunner3) the sources of scheduler_problems
@@ -4232,21 +4286,28 @@ def scheduler_problems(
     unknown."""
     from stackcheck.launch.runners import read_runner, runner_options
 
-    sites = [(argv, j) for argv in _runner_levels(command, env, mapping) for p in ("taskset", "chrt")
-             for j in _before_python(argv, p)]  # fmt: skip
-    for argv, j in sorted(sites, key=lambda site: site[1]):
+    levels = _runner_levels(command, env, mapping)
+    sites = [(n, j) for n, argv in enumerate(levels) for p in ("taskset", "chrt") for j in _before_python(argv, p)]
+    for n, j in sorted(sites, key=lambda site: site[1]):
+        argv = levels[n]
         prog = os.path.basename(argv[j])
         options = runner_options(argv, j)
         at = read_runner(argv, j).command
         if options is None or at is None or at < 1:
             continue
         value = argv[at - 1]
+        other = _other_process(levels, n, j)
+        limits = here if other is None else None
+        unread = ("the facts do not say which user runs the launch" if other is None else f"`{other}` runs it as a "
+                  "process the gate did not read (another user, its limits or cgroup)")  # fmt: skip
         if prog == "taskset":
             cpus = _taskset_cpus(options, value)
-            allowed = here.get("cpus") if here is not None else None
+            allowed = limits.get("cpus") if limits is not None else None
             if cpus is None or not isinstance(allowed, frozenset):
-                return [Problem("taskset", "unknown", None, f"`taskset {value[:40]}` before the launch: the CPUs the "
-                                "launch may run on (its cpuset and the online CPUs) are not in the facts, and "
+                where = ("the CPUs the launch may run on (its cpuset and the online CPUs) are not in the facts"
+                         if other is None else f"`{other}` runs it as a process whose CPUs the gate did not "
+                         "read")  # fmt: skip
+                return [Problem("taskset", "unknown", None, f"`taskset {value[:40]}` before the launch: {where}, and "
                                 "taskset exits 1 where the list holds none of them (fail closed)",
                                 SCHED_SOURCES)]  # fmt: skip
             if not cpus & allowed:
@@ -4269,15 +4330,14 @@ def scheduler_problems(
             continue
         priority = int(value) if value.isascii() and value.isdigit() and len(value) <= 3 else None
         what = {"f": "SCHED_FIFO", "r": "SCHED_RR", "d": "SCHED_DEADLINE"}[policy]
-        cap = here.get("cap_eff") if here is not None else None
+        cap = limits.get("cap_eff") if limits is not None else None
         if not isinstance(cap, int):
             return [Problem("chrt", "unknown", None, f"`chrt` before the launch asks for {what}, which the kernel "
                             "gives only a process with CAP_SYS_NICE (or, for FIFO / RR, a RLIMIT_RTPRIO at least the "
-                            "priority); the facts do not say which user runs the launch (fail closed)",
-                            SCHED_SOURCES)]  # fmt: skip
+                            f"priority); {unread} (fail closed)", SCHED_SOURCES)]  # fmt: skip
         if cap >> _CAP_SYS_NICE & 1:
             continue
-        rtprio = here.get("rtprio") if here is not None else None
+        rtprio = limits.get("rtprio") if limits is not None else None
         if policy != "d" and isinstance(rtprio, int) and priority is not None and (rtprio == -1 or rtprio >= priority):
             continue
         return [Problem("chrt", "blocked", "crash", f"`chrt` before the launch asks for {what} at priority "
@@ -4308,29 +4368,28 @@ def ionice_problems(
     mapping: Mapping[str, Any] | None = None,
 ) -> list[Problem]:
     """(irunner3) An ionice before the launch whose ioprio_set the kernel refuses: ionice exits 1 ("ioprio_set
-    failed") before it runs the command, unless -t. A class 4-7 is refused by every kernel (blocked); a realtime or
-    best-effort level outside 0-7 by a kernel before 6.5 (EINVAL: blocked), taken by 6.5 and later for 8-15 (the low
-    three bits are the level, a note says so), not read past 15 or below 0 there (unknown); the kernel not read:
-    unknown. The realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN (EPERM otherwise), and the facts hold neither the
-    user nor its capabilities: unknown. Each ionice of the line before its command is read (runners.read_ionice)."""
+    failed") before it runs the command, unless -t. A class above 3 is refused before (runners._ionice_refused, by
+    read_runner: never read here); a realtime or best-effort level outside 0-7 by a kernel before 6.5 (EINVAL:
+    blocked), taken by 6.5 and later for 8-15 (the low three bits are the level, a note says so), not read past 15 or
+    below 0 there (unknown); the kernel not read: unknown. The realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN
+    (EPERM otherwise), judged on `here` (runners.process_limits) where no program before it runs it as another
+    process (_other_process, imend18), else unknown. Each ionice of the line before its command is read
+    (runners.read_ionice)."""
     from stackcheck.launch.runners import read_ionice
 
     out: list[Problem] = []
     kernel = _kernel_release(facts)
-    sites = [(argv, j) for argv in _runner_levels(command, env, mapping) for j in _before_python(argv, "ionice")]
-    for argv, j in sites:
+    levels = _runner_levels(command, env, mapping)
+    sites = [(n, j) for n, argv in enumerate(levels) for j in _before_python(argv, "ionice")]
+    for n, j in sites:
+        argv = levels[n]
         reading = read_ionice(argv, j)
         if reading is None or reading.tolerant:
             continue
         cls, data = reading.ioclass, reading.data
         observed = f"ionice class {cls}, level {data}"
-        if cls > 3:
-            status = "blocked" if cls <= 7 else "unknown"
-            out.append(Problem("ionice", status, "crash" if status == "blocked" else None,
-                               f"`ionice` before the launch asks for I/O class {cls}, which the kernel's ioprio_set "
-                               "refuses (EINVAL; classes 0-3): ionice exits 1 before it runs the command",
-                               IONICE_SOURCES, observed=observed, required="class 0-3"))  # fmt: skip
-            continue
+        # (a class above 3 without -t never reaches here: runners._ionice_refused refuses it first, read_runner
+        # places no command and read_ionice answers None; the launch is judged unknown there, imend18)
         if not 0 <= data <= 7:
             if kernel is None:
                 out.append(Problem("ionice", "unknown", None, f"`ionice` before the launch asks for I/O level {data}, "
@@ -4354,8 +4413,10 @@ def ionice_problems(
                                    "whether Linux 6.5 and later take its hint bits is not read (fail closed)",
                                    IONICE_SOURCES, observed=observed, required="level 0-7"))  # fmt: skip
             continue
-        if cls == 1 and here is not None and isinstance(here.get("cap_eff"), int):
-            if not here["cap_eff"] >> _CAP_SYS_NICE & 1 and not here["cap_eff"] >> _CAP_SYS_ADMIN & 1:
+        other = _other_process(levels, n, j) if cls == 1 else None
+        limits = here if other is None else None
+        if cls == 1 and limits is not None and isinstance(limits.get("cap_eff"), int):
+            if not limits["cap_eff"] >> _CAP_SYS_NICE & 1 and not limits["cap_eff"] >> _CAP_SYS_ADMIN & 1:
                 out.append(Problem("ionice", "blocked", "crash", "`ionice` before the launch asks for the realtime I/O "
                                    "class, which the kernel gives only a process with CAP_SYS_NICE or CAP_SYS_ADMIN: "
                                    "this one has neither (CapEff), so ioprio_set fails (EPERM) and ionice exits 1 "
@@ -4364,8 +4425,10 @@ def ionice_problems(
         elif cls == 1:
             out.append(Problem("ionice", "unknown", None, "`ionice` before the launch asks for the realtime I/O class, "
                                "which the kernel gives only a process with CAP_SYS_NICE or CAP_SYS_ADMIN (else "
-                               "ioprio_set EPERM: ionice exits 1 before it runs the command); the facts do not say "
-                               "which user runs the launch (fail closed)", IONICE_SOURCES,
+                               "ioprio_set EPERM: ionice exits 1 before it runs the command); "
+                               + ("the facts do not say which user runs the launch" if other is None else
+                                  f"`{other}` runs it as a process the gate did not read (another user, its "
+                                  "capabilities)") + " (fail closed)", IONICE_SOURCES,
                                observed=observed, required="root, CAP_SYS_NICE or CAP_SYS_ADMIN"))  # fmt: skip
     return out[:1]
 

@@ -405,8 +405,10 @@ def runner_options(argv: Sequence[str], at: int) -> list[tuple[str, str | None]]
 def process_limits() -> dict[str, object]:
     """(irunner3) What a launch run here inherits from the gate's own process: `cpus` (sched_getaffinity), `cap_eff`
     (/proc/self/status CapEff), `rtprio` (RLIMIT_RTPRIO's soft limit; -1 unlimited); a value not read is absent. The
-    launch is taken to run as the gate's user with the gate's limits (inferred: a user who runs the gate under sudo
-    and the server without it, or the reverse, is judged wrongly)."""
+    one reader of them (imend18: gate.process_limits was its twin). The launch is taken to run as the gate's user
+    with the gate's limits (inferred: a user who runs the gate under sudo and the server without it, or the reverse,
+    is judged wrongly); a taskset / chrt / ionice after a program that runs its command as another process (sudo -u,
+    su, runuser, srun, ...: gate._other_process) is not judged on them (unknown)."""
     import contextlib
 
     out: dict[str, object] = {}
@@ -619,8 +621,8 @@ class SrunLine(NamedTuple):
     """srun's options before its command, read once for all their readers (imend10: two loops, each after its own
     read_runner, read them before). `command` / `unsure`: read_runner's; `options`: srun_options'; `counts`: -n / -N /
     --ntasks-per-node / -G / -w / -F / -m, {"ntasks" | "nodes" | "ntasks-per-node" | "gpus" | "nodelist" | "nodefile" |
-    "distribution": the last value given}, and "hold": "" where -H is given in a cluster of short options (imend14;
-    --hold is in `options`)."""
+    "distribution": the last value given; of -w and -F the last given alone}, and "hold": "" where -H is given in a
+    cluster of short options (imend14; --hold is in `options`)."""
 
     command: int | None
     unsure: str | None
@@ -663,6 +665,8 @@ def srun_line(argv: Sequence[str], at: int) -> SrunLine:
         value = inline if inline is not None else (words[i + 1] if i + 1 < len(words) else "?") if takes_next else None
         if key is not None:
             counts[key] = value if value is not None else "?"
+            if key in ("nodelist", "nodefile"):  # (imend18: slurm_opt.c arg_set_nodefile / arg_set_nodelist free
+                counts.pop("nodefile" if key == "nodelist" else "nodelist", None)  # each other's: the last wins)
         return 1 if inline is not None or not takes_next else 2
 
     def long_option(i: int, word: str) -> int:

@@ -175,27 +175,30 @@ def _is_stamp(value: Any) -> bool:
 
 _MARK_HEAD = b'{"mark":"'
 _MARK_LEN = 64
+_SALT = b"kept"
 
 
-def _mark(body: bytes) -> bytes:
-    """The integrity mark of a document's body (its JSON text without the mark): BLAKE2b-256, in hex (CPython's _blake2,
-    not hashlib: no OpenSSL start-up on a run that only reads kept answers)."""
+def _mark(body: bytes, salt: bytes = _SALT) -> bytes:
+    """The integrity mark of a document's body (its JSON text without the mark): BLAKE2b-256 of the salt, a newline and
+    the body, in hex (CPython's _blake2, not hashlib: no OpenSSL start-up on a run that only reads kept answers). The
+    salt names the kind of document (b"kept" here, b"upstream" for assembly.plan_cache's upstream documents), so that
+    one kind's mark is never taken for the other's."""
     try:
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - an interpreter built without it
         from hashlib import blake2b
-    return blake2b(b"kept\n" + body, digest_size=32).hexdigest().encode("ascii")
+    return blake2b(salt + b"\n" + body, digest_size=32).hexdigest().encode("ascii")
 
 
-def _marked(body: bytes) -> bytes:
+def _marked(body: bytes, salt: bytes = _SALT) -> bytes:
     """The document as written: `{"mark":"HEX",` and the body after its opening brace."""
-    return _MARK_HEAD + _mark(body) + b'",' + body[1:]
+    return _MARK_HEAD + _mark(body, salt) + b'",' + body[1:]
 
 
-def _unmarked(raw: bytes) -> bytes | None:
+def _unmarked(raw: bytes, salt: bytes = _SALT) -> bytes | None:
     """The body of a document whose mark is its own, else None (no mark, another one, a body cut or edited)."""
     head = len(_MARK_HEAD)
     if not raw.startswith(_MARK_HEAD) or raw[head + _MARK_LEN : head + _MARK_LEN + 2] != b'",':
         return None
     body = b"{" + raw[head + _MARK_LEN + 2 :]
-    return body if raw[head : head + _MARK_LEN] == _mark(body) else None
+    return body if raw[head : head + _MARK_LEN] == _mark(body, salt) else None

@@ -71,7 +71,9 @@ def test_a_gate_of_saved_facts_reads_taskset_as_unknown(tmp_path: Path) -> None:
 
 
 def test_process_limits_reads_this_process() -> None:
-    got = gate.process_limits()
+    from stackcheck.launch.runners import process_limits
+
+    got = process_limits()
     assert isinstance(got.get("cpus"), frozenset) and got["cpus"]
     assert isinstance(got.get("cap_eff"), int) and isinstance(got.get("rtprio"), int)
     json.dumps({k: v for k, v in got.items() if k != "cpus"})
