@@ -5,8 +5,9 @@ the model, before any weight loads, read in the 0.5.9 and 0.5.23 wheels (pip dow
   assert; the model modules assert the same: llama.py, qwen3_moe.py, deepseek_v2.py for MLA's query heads);
 - a dense MLP's intermediate_size by the TP size (MergedColumnParallelLinear / RowParallelLinear `divide`), and its
   share per rank by a block-FP8 checkpoint's weight_block_size (Fp8LinearMethod.validate_block_quant_shapes:
-  ValueError 'is not divisible by weight quantization block_n / block_k'); judged for LlamaForCausalLM, whose MLP
-  was read (the MoE experts' share is launch.json's refusal fp8-block-moe-tp-split);
+  ValueError 'is not divisible by weight quantization block_n / block_k'); judged for LlamaForCausalLM,
+  MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM, whose MLP was read (the MoE experts' share is
+  launch.json's refusal fp8-block-moe-tp-split);
 - the routed experts by the expert parallel size (FusedMoE.__init__ asserts it);
 - a head count or size in config.json that is not a positive whole number (NaN, true, 32.5, "128"): unknown, naming
   the key (SGLang takes the attribute as the config class gives it; transformers' handling of such a value is not
@@ -40,6 +41,16 @@ READ_VERSIONS = ">=0.5.9,<=0.5.23"
 
 _WHEEL_09 = "https://pypi.org/project/sglang/0.5.9/"
 _WHEEL_23 = "https://pypi.org/project/sglang/0.5.23/"
+#: (irobust15) the dense MLPs read beside Llama's: the same two layers split by the full TP size
+_DENSE_MODELS = {
+    "title": "sglang 0.5.9 wheel: srt/models/qwen2.py:62-84 (Qwen2MLP: MergedColumnParallelLinear [intermediate_size] "
+    "* 2, RowParallelLinear intermediate_size, the full TP) and :224-226 (config.intermediate_size), "
+    "srt/models/qwen3.py:29, :235-237 (Qwen2MLP as Qwen3MLP), srt/models/mistral.py:25 "
+    "(MistralForCausalLM(LlamaForCausalLM)); 0.5.23 wheel: qwen2.py:74-98, :295-297, qwen3.py:37, :403-405, "
+    "mistral.py:33; Qwen2Model built on the whole config by srt/models/qwen2_vl.py (0.5.9 :466, 0.5.23 :478) and, "
+    "unless --encoder-only, qwen2_5_vl.py (0.5.9 :602-603, 0.5.23 :719-720)",
+    "url": _WHEEL_23,
+}
 SOURCES: dict[str, list[dict[str, str]]] = {
     "heads": [
         {
@@ -69,6 +80,7 @@ SOURCES: dict[str, list[dict[str, str]]] = {
             "srt/layers/quantization/fp8.py:591-610",
             "url": _WHEEL_23,
         },
+        _DENSE_MODELS,
     ],
     "groups": [
         {
@@ -83,6 +95,7 @@ SOURCES: dict[str, list[dict[str, str]]] = {
             "awq/schemes/awq_marlin.py:49 with marlin_utils.py:187-188, gptq/schemes/gptq_linear.py:47-52",
             "url": _WHEEL_23,
         },
+        _DENSE_MODELS,
     ],
     "experts": [
         {
@@ -118,8 +131,14 @@ INT_KEYS = (
 KV_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
 #: the routed experts' count, by the keys the model families state it under
 EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
-#: the architectures whose dense MLP was read (a plain intermediate_size split by the TP size)
-DENSE_ARCHITECTURES = ("LlamaForCausalLM",)
+#: the architectures whose dense MLP was read (a plain intermediate_size split by the TP size): Llama and Mistral (its
+#: subclass), Qwen2 / Qwen3 (Qwen2MLP, the same two layers; irobust15: a Qwen2.5-72B AWQ at --tp 8 was allowed)
+DENSE_ARCHITECTURES = (
+    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+    "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
+)  # fmt: skip
+#: those of them that build no language model with --encoder-only (an encode worker of EPD serving)
+ENCODER_ONLY_SKIPS = ("Qwen2_5_VLForConditionalGeneration",)
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
 
@@ -166,13 +185,15 @@ def shape_results(
     eps: Sequence[int] | None,
     sglang_version: str | None,
     subject: str,
+    encoder_only: bool = False,
 ) -> list[CheckResult]:
     """The refusals of the model's shape for this launch (check model-shape). `keys`: config.json's keys as the
     preflight read them (model.attention_keys; None: not read, no result). `mla`: whether SGLang serves it as MLA
     (its KV heads are then not split; None: not known, the KV rule not judged). `tp`: the TP size; `attn_tps`: the
     attention TP sizes the launch can run at (tp // dp with DP attention; every divisor with a flag that splits
     attention further); `eps`: the expert parallel sizes SGLang may take (None: not known, the experts rule not
-    judged). Fail on a release read (READ_VERSIONS), unknown on another."""
+    judged); `encoder_only`: the launch gives --encoder-only (ENCODER_ONLY_SKIPS build no MLP then). Fail on a
+    release read (READ_VERSIONS), unknown on another."""
     if keys is None:
         return []
     from stackcheck.facts.versions import version_in
@@ -245,7 +266,8 @@ def shape_results(
     archs = keys.get("architectures")
     first = archs[0] if isinstance(archs, list) and archs else None
     size = _whole(text.get("intermediate_size"))
-    if first in DENSE_ARCHITECTURES and experts is None and size is not None:
+    dense = first in DENSE_ARCHITECTURES and not (encoder_only and first in ENCODER_ONLY_SKIPS)
+    if dense and experts is None and size is not None:
         t = max(1, int(tp))
         if size % t:
             judged("dense", {"intermediate_size": size}, "intermediate_size divisible by the TP size",
