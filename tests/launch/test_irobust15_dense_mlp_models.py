@@ -113,3 +113,37 @@ def test_recommend_picks_a_tp_the_awq_share_admits(tmp_path: Path, monkeypatch: 
     rc, doc = recommend_json("--facts", str(FACTS), "--model-path", "q14")
     assert rc == 0 and doc["command"][doc["command"].index("--tp-size") + 1] == "4", doc["command"]  # (before: 8)
     assert any("a dense MLP's share per rank" in a for a in doc["assumptions"]), doc["assumptions"]
+
+
+# an llm-compressor W4A16 export's quantization_config, in the shape such a checkpoint's config.json states it
+W4A16: dict[str, Any] = {
+    "quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
+    "quantization_status": "compressed", "kv_cache_scheme": None,
+    "config_groups": {"group_0": {
+        "targets": ["Linear"], "input_activations": None, "output_activations": None,
+        "weights": {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group", "group_size": 128,
+                    "dynamic": False, "actorder": None, "observer": "minmax"},
+    }},
+}  # fmt: skip
+QWEN25_14B_W4A16: dict[str, Any] = {
+    **QWEN25_72B_AWQ, "hidden_size": 5120, "num_attention_heads": 40, "intermediate_size": 13824,
+    "quantization_config": W4A16,
+}  # fmt: skip
+
+
+def test_compressed_tensors_w4a16_share_not_a_multiple_of_the_group_fails() -> None:
+    # (13824 / 8 = 1728 = 13.5 x 128: CompressedTensorsWNA16.create_weights asserts; before: [])
+    assert _shape(QWEN25_14B_W4A16, 8) == [("fail", "intermediate_size")]
+    got = shape_results(attention_keys(QWEN25_14B_W4A16), False, 8, [8], None, "0.5.23", "model m")
+    assert "compressed-tensors WNA16 group_size 128" in got[0].message
+    assert any("compressed_tensors_wNa16.py" in s["title"] for s in got[0].source or [])
+    assert _shape(QWEN25_14B_W4A16, 4) == []  # (3456 = 27 x 128)
+    # not this scheme, or the down projection left out: not judged
+    groups = W4A16["config_groups"]
+    w8a8 = {**W4A16, "config_groups": {"group_0": {**groups["group_0"], "input_activations": {"num_bits": 8}}}}
+    for qc in (w8a8, {**W4A16, "ignore": ["lm_head", "re:.*down_proj"]}, {**W4A16, "format": "float-quantized"}):
+        assert _shape({**QWEN25_14B_W4A16, "quantization_config": qc}, 8) == []
+
+
+def test_gate_refuses_a_w4a16_qwen2_at_tp_8(tmp_path: Path) -> None:
+    assert _gate(tmp_path, QWEN25_14B_W4A16, "--tp", "8") == ("refuse", [(SHAPE_CHECK, "fail")])  # (before: allow)

@@ -96,6 +96,15 @@ SOURCES: dict[str, list[dict[str, str]]] = {
             "url": _WHEEL_23,
         },
         _DENSE_MODELS,
+        {
+            "title": "sglang 0.5.9 wheel: srt/layers/quantization/compressed_tensors/compressed_tensors.py:491-502, "
+            ":545-555 (a symmetric static int group / channel weight with no input quantization, pack-quantized: "
+            "CompressedTensorsWNA16), schemes/compressed_tensors_wNa16.py:118-128 (assert input_size_per_partition "
+            "% group_size == 0 where the scales are split, no act order) and :219-224 (check_marlin_supports_shape "
+            "after loading); 0.5.23 wheel: compressed_tensors.py:633-652, :733-746, compressed_tensors_wNa16.py:"
+            "119-129, :220-226, marlin_utils.py:187-192 (irobust15)",
+            "url": _WHEEL_23,
+        },
     ],
     "experts": [
         {
@@ -162,19 +171,46 @@ def _shown(value: Any) -> str:
 
 
 def _grouped(judged: Callable[..., None], qc: Any, size: int, tp: int) -> None:
-    """An AWQ / GPTQ checkpoint's down projection (row parallel: input intermediate_size / tp per rank) against its
-    group_size: AWQ's linear method and its Marlin path both raise where group_size < intermediate_size and the share
-    is not a multiple of it (fail); GPTQ's linear method raises too, its Marlin path (the one SGLang usually takes on
-    CUDA) was not read in 0.5.9, so GPTQ is unknown."""
+    """An AWQ / GPTQ / compressed-tensors WNA16 checkpoint's down projection (row parallel: input
+    intermediate_size / tp per rank) against its group_size: AWQ's linear method and its Marlin path both raise where
+    group_size < intermediate_size and the share is not a multiple of it (fail); GPTQ's linear method raises too, its
+    Marlin path (the one SGLang usually takes on CUDA) was not read in 0.5.9, so GPTQ is unknown; compressed-tensors'
+    WNA16 scheme asserts it as it creates the weights (_wna16_group: fail)."""
     method = qc.get("quant_method") if isinstance(qc, Mapping) else None
     group = _whole(qc.get("group_size")) if isinstance(qc, Mapping) else None
-    if method not in ("awq", "gptq") or group is None or tp <= 1 or group >= size or (size // tp) % group == 0:
+    name, error = str(method).upper(), "ValueError: 'The input size is not aligned with the quantized weight shape'"
+    if method == "compressed-tensors" and isinstance(qc, Mapping):
+        group = _wna16_group(qc)
+        name, error = "compressed-tensors WNA16", "AssertionError in CompressedTensorsWNA16.create_weights"
+    elif method not in ("awq", "gptq"):
+        return
+    if group is None or tp <= 1 or group >= size or (size // tp) % group == 0:
         return
     judged("groups", {"intermediate_size": size, "group_size": group}, "the MLP's intermediate_size per TP rank a "
-           f"multiple of the {method.upper()} group_size", f"the MLP's intermediate_size per rank {size} / {tp} = "
-           f"{size // tp} is not a multiple of the {method.upper()} group_size {group} (ValueError: 'The input size "
-           "is not aligned with the quantized weight shape')", [tp], [tp],
-           None if method == "awq" else " (GPTQ's linear method; its Marlin path not read)")  # fmt: skip
+           f"multiple of the {name} group_size", f"the MLP's intermediate_size per rank {size} / {tp} = "
+           f"{size // tp} is not a multiple of the {name} group_size {group} ({error})", [tp], [tp],
+           " (GPTQ's linear method; its Marlin path not read)" if method == "gptq" else None)  # fmt: skip
+
+
+def _wna16_group(qc: Mapping[str, Any]) -> int | None:
+    """(irobust15) The group size of a compressed-tensors checkpoint SGLang serves with CompressedTensorsWNA16 on
+    every Linear (an llm-compressor W4A16 / W8A16 export): one config group targeting Linear, its weights a static
+    symmetric int quantization by group of 4 or 8 bits, no input activations, pack-quantized, nothing ignored but
+    lm_head; else None (not judged: another scheme, or a down projection left unquantized)."""
+    groups = qc.get("config_groups")
+    ignore = qc.get("ignore")
+    if not isinstance(groups, Mapping) or len(groups) != 1 or ignore not in (None, [], ["lm_head"]):
+        return None
+    group = next(iter(groups.values()))
+    weights = group.get("weights") if isinstance(group, Mapping) else None
+    if not isinstance(weights, Mapping) or group.get("targets") != ["Linear"] or group.get("input_activations"):
+        return None
+    form = group.get("format") or qc.get("format")
+    if form != "pack-quantized" or weights.get("type") != "int" or weights.get("strategy") != "group":
+        return None
+    if weights.get("num_bits") not in (4, 8) or weights.get("symmetric") is not True or weights.get("dynamic"):
+        return None
+    return _whole(weights.get("group_size"))
 
 
 def shape_results(
