@@ -147,3 +147,19 @@ def test_compressed_tensors_w4a16_share_not_a_multiple_of_the_group_fails() -> N
 
 def test_gate_refuses_a_w4a16_qwen2_at_tp_8(tmp_path: Path) -> None:
     assert _gate(tmp_path, QWEN25_14B_W4A16, "--tp", "8") == ("refuse", [(SHAPE_CHECK, "fail")])  # (before: allow)
+
+
+def test_a_thinker_config_text_config_is_judged() -> None:
+    # Qwen3-Omni's shape: the heads and experts only under thinker_config.text_config (SGLang's get_hf_text_config
+    # and qwen3_omni_moe.py read them there); 32 query heads at --tp 3 fail, none was judged before
+    text = {"hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 4, "num_experts": 128}
+    omni = {"architectures": ["Qwen3OmniMoeForConditionalGeneration"], "model_type": "qwen3_omni_moe",
+            "thinker_config": {"model_type": "qwen3_omni_moe_thinker", "text_config": text}}  # fmt: skip
+    assert ("fail", "num_attention_heads") in _shape(omni, 3)  # (before: [])
+    got = shape_results(attention_keys(omni), False, 8, [8], [3], "0.5.23", "model m")
+    assert [(r.status, next(iter(r.observed))) for r in got] == [("fail", "experts")]  # (128 % 3; before: [])
+    assert _shape(omni, 4) == []
+    # a Llava*ForCausalLM is read at the top level (SGLang returns the whole config for it)
+    llava = {"architectures": ["LlavaLlamaForCausalLM"], "model_type": "llava", "num_attention_heads": 32,
+             "num_key_value_heads": 8, "text_config": {"num_attention_heads": 33}}  # fmt: skip
+    assert _shape(llava, 2) == []  # (before: 33 heads judged, a fail)

@@ -156,10 +156,19 @@ def _whole(value: Any) -> int | None:
 
 
 def _text(keys: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The text model's keys as SGLang's get_hf_text_config picks them (0.5.9 utils/hf_transformers_utils.py:132-170,
+    0.5.23 utils/hf_transformers/common.py:547-600): the whole config for a Llava*ForCausalLM; a thinker_config's own
+    text_config where it has one (irobust15: Qwen2.5-Omni / Qwen3-Omni state the heads only there, and none was
+    judged)."""
+    archs = keys.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
+    if first.startswith("Llava") and first.endswith("ForCausalLM"):
+        return keys
     for key in TEXT_CONFIG_KEYS:
         sub = keys.get(key)
         if isinstance(sub, Mapping):
-            return sub
+            inner = sub.get("text_config") if key == "thinker_config" else None
+            return inner if isinstance(inner, Mapping) else sub
     return keys
 
 
