@@ -288,7 +288,7 @@ def launch_facts(
         if fitted != launch["tp"]:
             assumptions[-1] = (
                 f"tensor-parallel size {fitted}: the largest up to the {launch['tp']} visible GPUs that the model's "
-                "heads divide as SGLang splits them (give --tp N)"
+                "shape admits as SGLang splits it (its heads; a dense MLP's share per rank) (give --tp N)"
             )
             launch["tp"] = fitted
     # (irec3) the speculative draft model the given launch names, read as the gate's preflight reads it (read_as_gate):

@@ -1225,6 +1225,7 @@ def model_shape_results(
 ) -> list[CheckResult]:
     """(ishape) preflight.shapes' refusals of the served model's shape at this launch's TP, attention TP and EP sizes
     (irobust13: 33 heads at --tp 2 were allowed). One function for the gate and recommend's lines."""
+    from stackcheck.launch import gate
     from stackcheck.launch.preflight.shapes import shape_results
     from stackcheck.launch.refusals import _attn_tp_sizes
 
@@ -1232,12 +1233,13 @@ def model_shape_results(
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
     attn = _attn_tp_sizes(derived.options, derived.sglang_args, sorted(split_flags(mapping)), flags)
     eps = launch_expert_sizes(derived, flags, tp)
+    encoder_only = gate.option_given(derived.sglang_args, ("--encoder-only",), flags)
     out: list[CheckResult] = []
     for info in models:
         if str(getattr(info, "role", "")) != "model":
             continue
         keys = getattr(info, "attention", None)
-        out.extend(shape_results(keys, info.mla, tp, attn, eps, version, f"model {info.spec}"))
+        out.extend(shape_results(keys, info.mla, tp, attn, eps, version, f"model {info.spec}", encoder_only))
     return out
 
 

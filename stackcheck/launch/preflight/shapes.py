@@ -5,8 +5,9 @@ the model, before any weight loads, read in the 0.5.9 and 0.5.23 wheels (pip dow
   assert; the model modules assert the same: llama.py, qwen3_moe.py, deepseek_v2.py for MLA's query heads);
 - a dense MLP's intermediate_size by the TP size (MergedColumnParallelLinear / RowParallelLinear `divide`), and its
   share per rank by a block-FP8 checkpoint's weight_block_size (Fp8LinearMethod.validate_block_quant_shapes:
-  ValueError 'is not divisible by weight quantization block_n / block_k'); judged for LlamaForCausalLM, whose MLP
-  was read (the MoE experts' share is launch.json's refusal fp8-block-moe-tp-split);
+  ValueError 'is not divisible by weight quantization block_n / block_k'); judged for LlamaForCausalLM,
+  MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM, whose MLP was read (the MoE experts' share is
+  launch.json's refusal fp8-block-moe-tp-split);
 - the routed experts by the expert parallel size (FusedMoE.__init__ asserts it);
 - a head count or size in config.json that is not a positive whole number (NaN, true, 32.5, "128"): unknown, naming
   the key (SGLang takes the attribute as the config class gives it; transformers' handling of such a value is not
@@ -40,6 +41,16 @@ READ_VERSIONS = ">=0.5.9,<=0.5.23"
 
 _WHEEL_09 = "https://pypi.org/project/sglang/0.5.9/"
 _WHEEL_23 = "https://pypi.org/project/sglang/0.5.23/"
+#: (irobust15) the dense MLPs read beside Llama's: the same two layers split by the full TP size
+_DENSE_MODELS = {
+    "title": "sglang 0.5.9 wheel: srt/models/qwen2.py:62-84 (Qwen2MLP: MergedColumnParallelLinear [intermediate_size] "
+    "* 2, RowParallelLinear intermediate_size, the full TP) and :224-226 (config.intermediate_size), "
+    "srt/models/qwen3.py:29, :235-237 (Qwen2MLP as Qwen3MLP), srt/models/mistral.py:25 "
+    "(MistralForCausalLM(LlamaForCausalLM)); 0.5.23 wheel: qwen2.py:74-98, :295-297, qwen3.py:37, :403-405, "
+    "mistral.py:33; Qwen2Model built on the whole config by srt/models/qwen2_vl.py (0.5.9 :466, 0.5.23 :478) and, "
+    "unless --encoder-only, qwen2_5_vl.py (0.5.9 :602-603, 0.5.23 :719-720)",
+    "url": _WHEEL_23,
+}
 SOURCES: dict[str, list[dict[str, str]]] = {
     "heads": [
         {
@@ -69,6 +80,7 @@ SOURCES: dict[str, list[dict[str, str]]] = {
             "srt/layers/quantization/fp8.py:591-610",
             "url": _WHEEL_23,
         },
+        _DENSE_MODELS,
     ],
     "groups": [
         {
@@ -81,6 +93,16 @@ SOURCES: dict[str, list[dict[str, str]]] = {
         {
             "title": "sglang 0.5.23 wheel: srt/layers/quantization/awq/schemes/awq_linear.py:39-44, "
             "awq/schemes/awq_marlin.py:49 with marlin_utils.py:187-188, gptq/schemes/gptq_linear.py:47-52",
+            "url": _WHEEL_23,
+        },
+        _DENSE_MODELS,
+        {
+            "title": "sglang 0.5.9 wheel: srt/layers/quantization/compressed_tensors/compressed_tensors.py:491-502, "
+            ":545-555 (a symmetric static int group / channel weight with no input quantization, pack-quantized: "
+            "CompressedTensorsWNA16), schemes/compressed_tensors_wNa16.py:118-128 (assert input_size_per_partition "
+            "% group_size == 0 where the scales are split, no act order) and :219-224 (check_marlin_supports_shape "
+            "after loading); 0.5.23 wheel: compressed_tensors.py:633-652, :733-746, compressed_tensors_wNa16.py:"
+            "119-129, :220-226, marlin_utils.py:187-192 (irobust15)",
             "url": _WHEEL_23,
         },
     ],
@@ -118,8 +140,14 @@ INT_KEYS = (
 KV_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
 #: the routed experts' count, by the keys the model families state it under
 EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
-#: the architectures whose dense MLP was read (a plain intermediate_size split by the TP size)
-DENSE_ARCHITECTURES = ("LlamaForCausalLM",)
+#: the architectures whose dense MLP was read (a plain intermediate_size split by the TP size): Llama and Mistral (its
+#: subclass), Qwen2 / Qwen3 (Qwen2MLP, the same two layers; irobust15: a Qwen2.5-72B AWQ at --tp 8 was allowed)
+DENSE_ARCHITECTURES = (
+    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+    "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
+)  # fmt: skip
+#: those of them that build no language model with --encoder-only (an encode worker of EPD serving)
+ENCODER_ONLY_SKIPS = ("Qwen2_5_VLForConditionalGeneration",)
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
 
@@ -128,10 +156,19 @@ def _whole(value: Any) -> int | None:
 
 
 def _text(keys: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The text model's keys as SGLang's get_hf_text_config picks them (0.5.9 utils/hf_transformers_utils.py:132-170,
+    0.5.23 utils/hf_transformers/common.py:547-600): the whole config for a Llava*ForCausalLM; a thinker_config's own
+    text_config where it has one (irobust15: Qwen2.5-Omni / Qwen3-Omni state the heads only there, and none was
+    judged)."""
+    archs = keys.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
+    if first.startswith("Llava") and first.endswith("ForCausalLM"):
+        return keys
     for key in TEXT_CONFIG_KEYS:
         sub = keys.get(key)
         if isinstance(sub, Mapping):
-            return sub
+            inner = sub.get("text_config") if key == "thinker_config" else None
+            return inner if isinstance(inner, Mapping) else sub
     return keys
 
 
@@ -143,19 +180,46 @@ def _shown(value: Any) -> str:
 
 
 def _grouped(judged: Callable[..., None], qc: Any, size: int, tp: int) -> None:
-    """An AWQ / GPTQ checkpoint's down projection (row parallel: input intermediate_size / tp per rank) against its
-    group_size: AWQ's linear method and its Marlin path both raise where group_size < intermediate_size and the share
-    is not a multiple of it (fail); GPTQ's linear method raises too, its Marlin path (the one SGLang usually takes on
-    CUDA) was not read in 0.5.9, so GPTQ is unknown."""
+    """An AWQ / GPTQ / compressed-tensors WNA16 checkpoint's down projection (row parallel: input
+    intermediate_size / tp per rank) against its group_size: AWQ's linear method and its Marlin path both raise where
+    group_size < intermediate_size and the share is not a multiple of it (fail); GPTQ's linear method raises too, its
+    Marlin path (the one SGLang usually takes on CUDA) was not read in 0.5.9, so GPTQ is unknown; compressed-tensors'
+    WNA16 scheme asserts it as it creates the weights (_wna16_group: fail)."""
     method = qc.get("quant_method") if isinstance(qc, Mapping) else None
     group = _whole(qc.get("group_size")) if isinstance(qc, Mapping) else None
-    if method not in ("awq", "gptq") or group is None or tp <= 1 or group >= size or (size // tp) % group == 0:
+    name, error = str(method).upper(), "ValueError: 'The input size is not aligned with the quantized weight shape'"
+    if method == "compressed-tensors" and isinstance(qc, Mapping):
+        group = _wna16_group(qc)
+        name, error = "compressed-tensors WNA16", "AssertionError in CompressedTensorsWNA16.create_weights"
+    elif method not in ("awq", "gptq"):
+        return
+    if group is None or tp <= 1 or group >= size or (size // tp) % group == 0:
         return
     judged("groups", {"intermediate_size": size, "group_size": group}, "the MLP's intermediate_size per TP rank a "
-           f"multiple of the {method.upper()} group_size", f"the MLP's intermediate_size per rank {size} / {tp} = "
-           f"{size // tp} is not a multiple of the {method.upper()} group_size {group} (ValueError: 'The input size "
-           "is not aligned with the quantized weight shape')", [tp], [tp],
-           None if method == "awq" else " (GPTQ's linear method; its Marlin path not read)")  # fmt: skip
+           f"multiple of the {name} group_size", f"the MLP's intermediate_size per rank {size} / {tp} = "
+           f"{size // tp} is not a multiple of the {name} group_size {group} ({error})", [tp], [tp],
+           " (GPTQ's linear method; its Marlin path not read)" if method == "gptq" else None)  # fmt: skip
+
+
+def _wna16_group(qc: Mapping[str, Any]) -> int | None:
+    """(irobust15) The group size of a compressed-tensors checkpoint SGLang serves with CompressedTensorsWNA16 on
+    every Linear (an llm-compressor W4A16 / W8A16 export): one config group targeting Linear, its weights a static
+    symmetric int quantization by group of 4 or 8 bits, no input activations, pack-quantized, nothing ignored but
+    lm_head; else None (not judged: another scheme, or a down projection left unquantized)."""
+    groups = qc.get("config_groups")
+    ignore = qc.get("ignore")
+    if not isinstance(groups, Mapping) or len(groups) != 1 or ignore not in (None, [], ["lm_head"]):
+        return None
+    group = next(iter(groups.values()))
+    weights = group.get("weights") if isinstance(group, Mapping) else None
+    if not isinstance(weights, Mapping) or group.get("targets") != ["Linear"] or group.get("input_activations"):
+        return None
+    form = group.get("format") or qc.get("format")
+    if form != "pack-quantized" or weights.get("type") != "int" or weights.get("strategy") != "group":
+        return None
+    if weights.get("num_bits") not in (4, 8) or weights.get("symmetric") is not True or weights.get("dynamic"):
+        return None
+    return _whole(weights.get("group_size"))
 
 
 def shape_results(
@@ -166,13 +230,15 @@ def shape_results(
     eps: Sequence[int] | None,
     sglang_version: str | None,
     subject: str,
+    encoder_only: bool = False,
 ) -> list[CheckResult]:
     """The refusals of the model's shape for this launch (check model-shape). `keys`: config.json's keys as the
     preflight read them (model.attention_keys; None: not read, no result). `mla`: whether SGLang serves it as MLA
     (its KV heads are then not split; None: not known, the KV rule not judged). `tp`: the TP size; `attn_tps`: the
     attention TP sizes the launch can run at (tp // dp with DP attention; every divisor with a flag that splits
     attention further); `eps`: the expert parallel sizes SGLang may take (None: not known, the experts rule not
-    judged). Fail on a release read (READ_VERSIONS), unknown on another."""
+    judged); `encoder_only`: the launch gives --encoder-only (ENCODER_ONLY_SKIPS build no MLP then). Fail on a
+    release read (READ_VERSIONS), unknown on another."""
     if keys is None:
         return []
     from stackcheck.facts.versions import version_in
@@ -245,7 +311,8 @@ def shape_results(
     archs = keys.get("architectures")
     first = archs[0] if isinstance(archs, list) and archs else None
     size = _whole(text.get("intermediate_size"))
-    if first in DENSE_ARCHITECTURES and experts is None and size is not None:
+    dense = first in DENSE_ARCHITECTURES and not (encoder_only and first in ENCODER_ONLY_SKIPS)
+    if dense and experts is None and size is not None:
         t = max(1, int(tp))
         if size % t:
             judged("dense", {"intermediate_size": size}, "intermediate_size divisible by the TP size",
