@@ -3,14 +3,15 @@ wave, and any other), every row's CPU (user + system of the command) and wall me
 two cores (taskset -c 0,1), one callgrind count per row and tree (the command's own process), load averages printed.
 
 Rows on a target environment (--target: a venv with flashinfer-python + flashinfer-cubin 0.6.13 installed --no-deps
-from the real wheels, bench/iperf38_ab.py's; --target0: a bare venv, no FlashInfer): `audit --python T --format
-json` (audit, audit0), `gate --dry-run --format json` of an SGLang line plain (gate, gate0), behind `nice srun ...
-taskset` (srun), inside `bash -c` (bash), behind `timeout 3600` (timeout). Rows on the write-up box's facts
-(tests/cases/writeup-before): plan, want (plan --want torch-symm-mem), facts (audit --facts --format json); pass
-(`python -c pass`, the floor). Warm: every tree's cache directory keeps its prepared manifests, the probes' per-file
-answers (deep/) and the plan cache's upstream/ answers; answer/ and gate/ are removed before every run (no verdict
-or gate answer served whole). --cold: deep/ and upstream/ removed too (the kept caches cleared; the prepared
-manifests stay, as after any earlier run of the same install).
+from the real wheels, bench/iperf38_ab.py's; --target0: a bare venv, no FlashInfer): `audit --python T --format json`
+(audit, audit0; auditH with --host-facts of tests/cases/h200-newest: GPUs of major 9, iperf43), `gate --dry-run
+--format json` of an SGLang line plain (gate, gate0; gateH as auditH), behind `nice srun ... taskset` (srun), inside
+`bash -c` (bash), behind `timeout 3600` (timeout). Rows on the write-up box's facts (tests/cases/writeup-before):
+plan, want (plan --want torch-symm-mem), facts (audit --facts --format json); pass (`python -c pass`, the floor).
+Warm: every tree's cache directory keeps its prepared manifests, the probes' per-file answers (deep/) and the plan
+cache's upstream/ answers; answer/ and gate/ are removed before every run (no verdict or gate answer served whole).
+--cold: deep/ and upstream/ removed too (the kept caches cleared; the prepared manifests stay, as after any earlier
+run of the same install).
 
     python3 bench/iperf39_ab.py TREE [TREE ...] --target T --target0 T0 [--runs 21] [--rows ...] [--cold]
 
@@ -43,6 +44,7 @@ SRUN = ["nice", "-n", "5", "srun", "-N", "1", "-n", "1", "--gpus-per-task", "1",
 
 def rows(target: str, target0: str, tree: str) -> dict[str, list[str]]:
     wu = os.path.join(tree, "tests", "cases", "writeup-before", "facts.json")
+    h200 = ["--host-facts", os.path.join(tree, "tests", "cases", "h200-newest", "facts.json")]
     tail = ["-m", "sglang.launch_server", "--model-path", "/nonexistent/model", "--tp", "1"]
     sg = [target, *tail]
     g = ["-m", "stackcheck", "gate", "--dry-run", "--format", "json", "--"]
@@ -50,8 +52,11 @@ def rows(target: str, target0: str, tree: str) -> dict[str, list[str]]:
         "pass": ["-c", "pass"],
         "audit": ["-m", "stackcheck", "audit", "--python", target, "--format", "json"],
         "audit0": ["-m", "stackcheck", "audit", "--python", target0, "--format", "json"],
+        # (iperf43: the same target judged for an H200 host, whose GPUs load no trtllm-gen cubin)
+        "auditH": ["-m", "stackcheck", "audit", "--python", target, *h200, "--format", "json"],
         "gate": [*g, *sg],
         "gate0": [*g, target0, *tail],
+        "gateH": [*g[:4], *h200, *g[4:], *sg],
         "srun": [*g, *SRUN, *sg],
         "bash": [*g, "bash", "-c", " ".join(sg)],
         "timeout": [*g, "timeout", "3600", *sg],

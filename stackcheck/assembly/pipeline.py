@@ -165,6 +165,8 @@ def gather(
             gates=lambda: load().gates,
             manifests=load,
             cache_dir=opts.cache_dir,
+            # (the GPUs the verdicts judge: --assume-gpu's are set after probing, not known here; --host-facts' are)
+            judged_gpus=None if opts.assume_gpu else ("probed" if host_facts is None else host_facts.get("gpus")),
         )
         facts, outcomes = run_probes(names, ctx, budget_s=opts.timeout_s)
         if assumed_host and host_facts is None:

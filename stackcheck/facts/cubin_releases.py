@@ -15,6 +15,12 @@ RUBIN_SPLIT_RELEASES = ((0, 6, 16), (0, 6, 17))
 FIRST_READ, LAST_READ = (0, 5, 0), (0, 7, 4)
 #: FLASHINFER_NO_DOWNLOAD is read from 0.6.8 (get_artifact, cubin_loader.py:214) and in 0.6.7.post1-.post3 (no_download)
 NO_DOWNLOAD_FROM = (0, 6, 8)
+#: the GPU majors whose launches the manifests judge on the cubin probe's families: every rule that reads
+#: flashinfer_cubins.ready.FAMILY (manifests/features.json, checks.json) has gpu.cc_major == 10 in the `all` of its
+#: `when` (FlashInfer's trtllm-gen kernels are SM100 / SM103 ones), so on a box whose GPUs are all read and all of
+#: another major no verdict reads a family and the probe does not check their files (iperf43: flashinfer-cubin
+#: 0.6.13's 16,004 names, ~47 ms CPU each run); tests/probes/test_iperf43_cubin_gpu_scope.py holds the manifests to it
+CUBIN_GPU_MAJORS: frozenset[int] = frozenset({10})
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
 
 

@@ -52,7 +52,8 @@ _TABLE: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("libs", "deep", "LibsProbe", ("libs",), ("packages", "cuda_toolkits")),
     ("container_toolkit", "container_toolkit", "ContainerToolkitProbe", ("container_toolkit",), ()),
     ("docker_daemon", "docker_daemon", "DockerDaemonProbe", ("docker_daemon",), ()),
-    ("flashinfer_cubins", "flashinfer_cubins", "FlashinferCubinsProbe", ("flashinfer_cubins",), ("packages", "python")),
+    ("flashinfer_cubins", "flashinfer_cubins", "FlashinferCubinsProbe", ("flashinfer_cubins",),
+     ("packages", "python", "gpus")),
 )  # fmt: skip
 
 

@@ -31,6 +31,12 @@ of them a kernel needs is only known from the downloaded meta-info header). CUDN
 by the three names its launcher source fetches; a local FLASHINFER_CUBINS_REPOSITORY is read as a second place
 (download_file copies from a path, no network): ready where it holds the whole family and the cubin directory is
 writable.
+
+Every rule that reads `ready.F` is for GPUs of compute capability 10.x (cubin_releases.CUBIN_GPU_MAJORS), so where
+every GPU the verdicts judge is read and of another major (families_unread_for: NVML's, or --host-facts'; not
+under --assume-gpu, whose GPUs come after probing) no family is read at all: each `ready.F` null with the reason
+(`families_unread`), unknown to any rule that reads it (iperf43: the per-name check of a kept answer, ~47 ms CPU on
+flashinfer-cubin 0.6.13's 16,004 names, is left out on an H200 box).
 """
 
 from __future__ import annotations
@@ -40,7 +46,14 @@ import posixpath
 import stat as stat_module
 from collections.abc import Mapping
 
-from stackcheck.facts.cubin_releases import FIRST_READ, LAST_READ, NO_DOWNLOAD_FROM, RUBIN_SPLIT, release_tuple
+from stackcheck.facts.cubin_releases import (
+    CUBIN_GPU_MAJORS,
+    FIRST_READ,
+    LAST_READ,
+    NO_DOWNLOAD_FROM,
+    RUBIN_SPLIT,
+    release_tuple,
+)
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, view_of
 from stackcheck.readers.fsview import FileView
@@ -226,6 +239,30 @@ def sglang_workspace_base(sglang: Any, env: Mapping[str, str]) -> tuple[Mapping[
     elif base.startswith("~"):
         return env, f"SGLANG_CACHE_DIR={base!r} names another user's home directory (not read)"
     return {**env, "FLASHINFER_WORKSPACE_BASE": base}, None
+
+
+def families_unread_for(gpus: Any) -> str | None:
+    """Why no family's files need reading for the GPUs the verdicts judge (`gpus`: the facts' list), or None where
+    they are read: every GPU listed has a compute capability read, none of a major in CUBIN_GPU_MAJORS (every rule
+    that reads a family is scoped to those: cubin_releases.CUBIN_GPU_MAJORS). No list, an empty one (NVML not read:
+    which GPUs the box has is not known), a GPU without its compute capability, or one of those majors: read."""
+    if type(gpus) is not list or not gpus:
+        return None
+    from stackcheck.facts.model import cc_tuple
+
+    seen: list[str] = []
+    for gpu in gpus:
+        cc = gpu.get("compute_capability") if isinstance(gpu, Mapping) else None
+        found = cc_tuple(cc) if isinstance(cc, str) else None
+        if found is None or found[0] in CUBIN_GPU_MAJORS:
+            return None
+        if cc not in seen:
+            seen.append(str(cc))
+    majors = ", ".join(f"{m}.x" for m in sorted(CUBIN_GPU_MAJORS))
+    return (
+        f"not checked: no GPU judged here loads FlashInfer's trtllm-gen cubins (compute capability {', '.join(seen)}; "
+        f"every rule that reads a family is for compute capability {majors}), so its files were not read"
+    )
 
 
 def _with_source(found: tuple[str | None, str | None], source: str) -> tuple[str | None, str, str | None]:
@@ -572,6 +609,11 @@ def _is_kept_status(got: Any) -> bool:
     )
 
 
+#: read_last's key in the kept document (no path: a newline first) and its stamp (no file's: the answer is a guess)
+_READ_LAST = "\nfamilies read"
+_READ_LAST_STAMP = [0, 0, 0, 0, 0]
+
+
 class KeptFamilies:
     """What this probe read of a host's cubin directory, kept between runs (stackcheck.readers.kept, document
     deep/flashinfer_cubins.json; issue 21, iperf38: flashinfer-cubin 0.6.13's four checksums.txt are 2.9 MB, read,
@@ -614,6 +656,21 @@ class KeptFamilies:
                 if path and path not in self.scanned:
                     self.scanned[path] = _dir_state(path)
         return len(self.scanned)
+
+    def read_last(self) -> bool:
+        """Whether the last run that kept an answer here read the families' files (true where not kept): prepare's
+        guess, before NVML has answered, of whether this run reads them (a wrong guess costs time, never an answer:
+        run() decides on the GPUs read, and scans itself where nothing was prescanned)."""
+        return self.kept.get(_READ_LAST, _READ_LAST_STAMP) is not False
+
+    def mark_read(self, read: bool) -> None:
+        """Keep whether this run reads the families' files (read_last), where that changed: only a run that read
+        none leaves an entry (false), a run that reads them takes it away."""
+        if read:
+            if self.kept.files.pop(_READ_LAST, None) is not None:
+                self.kept.changed = True
+        elif self.kept.get(_READ_LAST, _READ_LAST_STAMP) is not False:
+            self.kept.put(_READ_LAST, _READ_LAST_STAMP, False)
 
     def _state(self, path: str) -> tuple[list[int] | None, list[str] | None]:
         got = self.scanned.get(path)
@@ -699,11 +756,15 @@ def probe_cubins(
     cwd: str | None = None,
     cache_dir: str | None = "",
     kept: KeptFamilies | None = None,
+    unread: str | None = None,
 ) -> dict[str, Any] | None:
     """The `flashinfer_cubins` section, or None (left out) without flashinfer-python or for a release outside the
     ones read (FIRST_READ-LAST_READ: a rule then has no fact and says unknown). `cache_dir`: the probes'
     ProbeContext.cache_dir, where what was read of this host's files is kept (KeptFamilies; "" keeps nothing);
-    `kept`: the KeptFamilies opened (and prescanned) for that cache_dir already, taken instead of opening it."""
+    `kept`: the KeptFamilies opened (and prescanned) for that cache_dir already, taken instead of opening it.
+    `unread` (families_unread_for: no GPU judged loads these cubins): no family's checksums.txt or files are read,
+    each `ready` null with that reason (unknown to a rule that reads it, never ready: iperf43) and `families` empty;
+    the directory, its source and the download settings are read as always."""
     packages = facts.get("packages")
     if not isinstance(packages, Mapping):
         return None
@@ -739,6 +800,8 @@ def probe_cubins(
         out["repository_dir"] = repo_dir
     location = fi.get("location")
     keep = kept if kept is not None else KeptFamilies.open(view, cache_dir)
+    if keep is not None:
+        keep.mark_read(unread is None)
     artifacts: dict[str, str] | None = None
     hashes: dict[str, str] = {}
     why_artifacts = None
@@ -789,6 +852,10 @@ def probe_cubins(
     ready_reason: dict[str, str] = {}
     for family in read:
         rel = artifacts.get(family) if artifacts is not None else None
+        if unread is not None:
+            ready[family] = None
+            ready_reason[family] = f"{family}'s files were {unread}"
+            continue
         if directory is None or rel is None:
             ready[family] = None
             ready_reason[family] = reason or why_artifacts or f"ArtifactPath.{family} not in this release"
@@ -892,6 +959,8 @@ def probe_cubins(
     if keep is not None:
         keep.save()
     out["families"] = families
+    if unread is not None:
+        out["families_unread"] = unread
     out["ready"] = ready
     out["ready_reason"] = ready_reason
     return out
@@ -903,7 +972,7 @@ class FlashinferCubinsProbe(Probe):
     name: ClassVar[str] = "flashinfer_cubins"
     timeout_s: ClassVar[float] = 2.0
     sections: ClassVar[tuple[str, ...]] = ("flashinfer_cubins",)
-    needs: ClassVar[tuple[str, ...]] = ("packages", "python")
+    needs: ClassVar[tuple[str, ...]] = ("packages", "python", "gpus")  # (gpus: families_unread_for, iperf43)
     prepares: ClassVar[bool] = True
 
     def __init__(self) -> None:
@@ -930,11 +999,16 @@ class FlashinferCubinsProbe(Probe):
         done = threading.Event()
         answer: list[KeptFamilies] = []
 
+        judged = ctx.judged_gpus
+        if judged is not None and judged != "probed" and families_unread_for(judged) is not None:
+            return  # (--host-facts' GPUs load no such cubin: run() reads no family, iperf43)
+
         def work() -> None:
             try:
                 keep = KeptFamilies.open(view, ctx.cache_dir)
                 if keep is not None:
-                    keep.prescan()
+                    if judged != "probed" or keep.read_last():  # (NVML's GPUs are not known yet: the last run's)
+                        keep.prescan()
                     answer.append(keep)
             except Exception:  # (never a traceback from this thread: run() does the work itself)
                 answer.clear()
@@ -957,9 +1031,10 @@ class FlashinferCubinsProbe(Probe):
         facts = getattr(ctx, "facts", None)
         if not isinstance(facts, Mapping) or not isinstance(facts.get("packages"), Mapping):
             return ProbeResult({}, "skipped", "needs the packages probe's facts")
+        judged = ctx.judged_gpus
         section = probe_cubins(
             facts, ctx.loader_environ, view_of(ctx), cwd=ctx.launch_cwd, cache_dir=ctx.cache_dir,
-            kept=self._prepared(ctx),
+            kept=self._prepared(ctx), unread=families_unread_for(facts.get("gpus") if judged == "probed" else judged),
         )  # fmt: skip
         if section is None:
             return ProbeResult({}, "skipped", "no flashinfer-python 0.5.0-0.7.4 installed")

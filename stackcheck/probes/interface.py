@@ -62,7 +62,7 @@ class ProbeContext:
     FIELDS: ClassVar[tuple[str, ...]] = (
         "env", "root", "path_dirs", "subprocess_timeout_s", "nvml", "view", "target", "facts", "deadline", "gates",
         "manifests", "cache_dir", "host_env", "launch_env", "launch_first_path", "launch_first_path_before_311",
-        "launch_cwd",
+        "launch_cwd", "judged_gpus",
     )  # fmt: skip
 
     def __init__(
@@ -85,6 +85,10 @@ class ProbeContext:
         # its sys.path[0] on a Python before 3.11, where only PYTHONSAFEPATH (3.11's, ignored before) left it out
         launch_first_path_before_311: str | None = None,
         launch_cwd: str | None = None,  # the directory the gated command starts in, where given (gate --cwd)
+        # the GPUs the verdicts will judge: "probed" (the NVML probe's `gpus`), a list (--host-facts' gpus), None (not
+        # known while probing: --assume-gpu replaces them after); the cubin probe reads its families only where one
+        # of them may load them (iperf43)
+        judged_gpus: Any = "probed",
     ) -> None:
         self.env: Mapping[str, str] = env if env is not None else _environ_snapshot()
         self.root = root
@@ -103,6 +107,7 @@ class ProbeContext:
         self.launch_first_path = launch_first_path
         self.launch_first_path_before_311 = launch_first_path_before_311
         self.launch_cwd = launch_cwd
+        self.judged_gpus = judged_gpus
 
     def replace(self, **changes: Any) -> ProbeContext:
         """A copy with `changes` (as dataclasses.replace did)."""
