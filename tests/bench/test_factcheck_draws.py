@@ -97,6 +97,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "67": ("eeac236182afe87d039ba0fac5605bf29549259c", None),  # drawn in the tree of eeac2361 (the draw commit's
     # parent) with the script as committed (population o 895: audit's ok features and checks on the SM100 / SM103 /
     # SM120 / SM121 case boxes at 0.5.20-0.5.23, 4 drawn before left out; about 5 s)
+    "68": ("f8263d34f6fe5defa7b00df3489601c3df770d66", None),  # drawn in the tree of f8263d34 (the draw commit's
+    # parent) with the script as committed (population g 3,289: the ok features and checks of the gate's 126 allows
+    # of 164 launches (MoE / Llama shapes, runner values, the CuTe DSL); about 50 s on the shared box)
     "69": ("f8263d34f6fe5defa7b00df3489601c3df770d66", None),  # drawn in the tree of f8263d34 (the draw commit's
     # parent) with the script as committed (population o 1,466: audit's ok features and checks on the H100 / H200 /
     # H20 / H800 / L40S / RTX 4090 / A100 / A10 / RTX 3090 case boxes at 0.5.10, 0.5.12, 0.5.14, 0.5.17, 0.5.19, 3

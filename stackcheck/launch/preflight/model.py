@@ -643,7 +643,9 @@ def read_model(
     mistyped = config_types_result(config, sglang_version, f"{role} {spec}")
     if mistyped is not None:  # (irev82: a Qwen3-MoE config.json with "norm_topk_prob": 0 was allowed off trtllm-gen)
         info.results.append(mistyped)
-    info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
+    info.multimodal = is_multimodal(
+        info.architectures, options, mdata.get("multimodal_architectures") or {}, config, sglang_version
+    )
     info.quant_method, info.quant_why = quant_method, quant_why
     info.quant_group0_weights = group0_weights(config)
     w4_table = mdata.get("w4afp8_moe")
@@ -1105,14 +1107,44 @@ def attention_keys(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def is_multimodal(architectures: list[str], options: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+def is_multimodal(
+    architectures: list[str],
+    options: Mapping[str, Any],
+    data: Mapping[str, Any],
+    config: Mapping[str, Any] | None = None,
+    sglang_version: str | None = None,
+) -> bool:
     """SGLang's ModelConfig.is_multimodal: an architecture of the list, unless the first architecture is one
-    SGLang loads as text only without a flag (--enable-multimodal: Gemma3, Llama4, Step3-VL)."""
+    SGLang loads as text only without a flag (--enable-multimodal: Gemma3, Llama4, Step3-VL). From the releases of
+    data's from_release (ifc68; a release not known counts as one of them, fail closed): the later releases'
+    architectures, the text-only list lifted by --model-impl transformers, and a config.json stating a text
+    sub-config (with --model-impl transformers also a vision or audio one)."""
+    import re
+
+    from stackcheck.facts.versions import version_in
+
     off = data.get("off_unless_flag") or {}
+    later = data.get("from_release") or {}
     first = architectures[0] if architectures else None
-    if first in (off.get("first_architecture") or []) and not options.get(str(off.get("flag"))):
+    newer = bool(later) and (
+        sglang_version is None or version_in(sglang_version, str(later.get("versions"))) is not False
+    )
+    lift = later.get("off_lifted_by") or {} if newer else {}
+    lifted = bool(lift) and str(options.get(str(lift.get("flag"))) or "") in (lift.get("values") or [])
+    if first in (off.get("first_architecture") or []) and not options.get(str(off.get("flag"))) and not lifted:
         return False
-    return bool(set(data.get("values") or []) & set(architectures))
+    names = set(data.get("values") or []) | (set(later.get("values") or []) if newer else set())
+    if names & set(architectures):
+        return True
+    if not newer or not isinstance(config, Mapping):
+        return False
+    skip = later.get("subconfig_skip_pattern")
+    if isinstance(first, str) and isinstance(skip, str) and re.match(skip, first):
+        return False
+    keys = list(later.get("subconfig_keys") or []) + (
+        list(later.get("subconfig_keys_with_lift") or []) if lifted else []
+    )
+    return any(isinstance(config.get(k), Mapping) for k in keys)
 
 
 def home_dir(env: Mapping[str, str]) -> str:
