@@ -2794,6 +2794,12 @@ MOE_RENORMALIZE_DEFAULTS: dict[str, bool] = {
     "deepseek_v2": False,
     "deepseek_v3": True,
     "glm4_moe": True,
+    # (imodel4) Cohere2-MoE (Command A+, North): transformers has no cohere2_moe class in the pins SGLang 0.5.13-0.5.19
+    # carry (4.57.1 / 5.6.0 / 5.8.1: no models/cohere2_moe), so SGLang registers its own (configs/cohere2_moe.py,
+    # 0.5.13-0.5.23: `norm_topk_prob: bool = True`, CONFIG_MAPPING.register at the end), and models/cohere2_moe.py
+    # passes getattr(config, "norm_topk_prob", True) as the top-k's renormalize (0.5.13-0.5.22 :248 / :277, 0.5.23
+    # :248 / :279)
+    "cohere2_moe": True,
 }
 
 
@@ -2841,12 +2847,24 @@ def launch_model_moe_renormalize(models: Mapping[str, Any]) -> bool | None:
 #: Read in the wheels (~/.cache/stackcheck-tests/wheels), not run.
 MOE_TOPK_KEPT_0523: frozenset[str] = frozenset({"qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "glm4_moe"})
 
+#: (imodel4) the Cohere2-MoE routing SGLang 0.5.23 keeps in SGLang where its top-k does not renormalize: models/
+#: cohere2_moe.py:247-268 reads config.expert_selection_fn (default "softmax"); "sigmoid" without norm_topk_prob binds
+#: RoutingMethodType.Sigmoid with its own cohere2_sigmoid_topk as custom routing function (:251-253), which
+#: _can_bypass_trtllm_routing never hands on (topk.py:632-633: a custom routing function other than Llama 4's), so the
+#: routed BF16 call runs (no assertion); any other value binds Default (softmax -> top-k, :262-267), which it hands on
+#: (:646-647: Default with softmax and no renormalize), and the BF16 path asserts (flashinfer_trtllm.py:1719-1722).
+#: 0.5.13-0.5.22 hand either on (the custom function then unused: topk.py BYPASSED for flashinfer_trtllm whatever the
+#: routing, 0.5.13 :479-482 ... 0.5.22 :735-738).
+COHERE2_KEPT_SELECTION_0523 = "sigmoid"
+
 
 def launch_model_moe_topk_kept(models: Mapping[str, Any]) -> bool | None:
     """launch.model_moe_topk_kept (imend17): whether SGLang 0.5.23 keeps the served model's non-renormalizing routed
     top-k in SGLang on the trtllm-gen runner (MOE_TOPK_KEPT_0523), so its BF16 renormalize assertion is not reached:
     true for those model types where config.json states no routing_method_type (deepseek_v2.py reads one from the
-    config), false for Llama 4 (MOE_RENORMALIZE_FIXED: handed on), None otherwise (not read: the rules stand)."""
+    config), false for Llama 4 (MOE_RENORMALIZE_FIXED: handed on); for Cohere2-MoE true where expert_selection_fn is
+    sigmoid and false for any other string (imodel4: COHERE2_KEPT_SELECTION_0523); None otherwise (not read: the rules
+    stand)."""
     read = models.get("model")
     if not isinstance(read, Mapping):
         return None
@@ -2855,6 +2873,9 @@ def launch_model_moe_topk_kept(models: Mapping[str, Any]) -> bool | None:
         return False
     if isinstance(kind, str) and kind in MOE_TOPK_KEPT_0523 and "routing_method_type" not in read:
         return True
+    if kind == "cohere2_moe":  # (imodel4) kept only for a sigmoid selection (COHERE2_KEPT_SELECTION_0523)
+        selection = read.get("expert_selection_fn", "softmax")
+        return selection == COHERE2_KEPT_SELECTION_0523 if isinstance(selection, str) else None
     return None
 
 
@@ -2882,6 +2903,11 @@ def moe_renormalize_unread(models: Mapping[str, Any]) -> str | None:
         shown = f"the number {value!r}"[:40]
     else:
         shown = "an array" if isinstance(value, list) else "an object"
+    if kind == "cohere2_moe":  # (imodel4) SGLang's own config class, not transformers' strict one
+        return (
+            f"config.json's norm_topk_prob is {shown}, no boolean (SGLang's own Cohere2MoeConfig keeps it as written; "
+            "what its truth does on each runner is not read)"
+        )
     return (
         f"config.json's norm_topk_prob is {shown}, no boolean (transformers 5's strict {kind} config raises on it at "
         "load; transformers 4 passes it on and SGLang's BF16 trtllm-gen MoE asserts its truth)"
