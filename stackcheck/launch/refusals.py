@@ -1239,6 +1239,9 @@ def launch_values(
     routing_spec = entry.get("trtllm_softmax_routing")
     if isinstance(routing_spec, dict):  # imodel3: a softmax-routed DeepSeek-V2-style MoE on the trtllm-gen runner
         values["trtllm_softmax_routing"] = _trtllm_softmax_routing(values, read, routing_spec, majors, architecture)
+    activation_spec = entry.get("trtllm_moe_activation")
+    if isinstance(activation_spec, dict):  # imodel4: a model whose experts take an activation trtllm-gen refuses
+        values["trtllm_moe_activation_refused"] = _trtllm_moe_activation(values, read, activation_spec, architecture)
     gated_spec = entry.get("non_gated_moe")
     if isinstance(gated_spec, dict):  # W4AFp8MoEMethod on a model whose experts SGLang builds non-gated
         archs = read.get("architectures") if isinstance(read, Mapping) else None
@@ -2047,6 +2050,49 @@ def _trtllm_softmax_routing(
     return _Judged(True, shown)
 
 
+def _trtllm_moe_activation(
+    values: Mapping[str, Any], read: Any, spec: Mapping[str, Any], architecture: str | None
+) -> Any:
+    """imodel4: whether the trtllm-gen MoE runner refuses the activation the served model's SGLang file gives its
+    experts. SGLang's Gemma4MoE builds its fused MoE with activation "gelu" (models/gemma4_causal.py), and the
+    release's trtllm-gen paths assert their own activation lists at the first MoE forward (layers/moe/moe_runner/
+    flashinfer_trtllm.py _SUPPORTED_BF16_ACTIVATIONS {silu, relu2}; FP4 adds gelu from 0.5.13). `spec`: the
+    architectures, the model file's activation, the text config key that turns the MoE block on, the quantizations
+    ("none": no quantization) whose path refuses it (wrong) and those whose path takes it (right); any other is
+    unknown. True where refused, False where taken or not concerned (another runner, another architecture, no MoE
+    block), unknown where config.json was not read or the quantization's path was not read."""
+    runner = values.get("moe_runner_backend")
+    if runner not in ("flashinfer_trtllm", "flashinfer_trtllm_routed"):
+        return False  # (SGLang's own pick for these models is FP4 only, which spec's `right` covers where it holds)
+    if not isinstance(read, Mapping):
+        return _Judged(None, "the model's config.json not read",
+                       missing="whether the model's experts take an activation the trtllm-gen MoE refuses")  # fmt: skip
+    archs = read.get("architectures")
+    first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    arch = architecture or first
+    if arch not in [str(a) for a in spec.get("architectures") or []]:
+        return False
+    key = str(spec.get("moe_key") or "enable_moe_block")
+    text = read.get("text_config")
+    found = [c[key] for c in (read, text) if isinstance(c, Mapping) and key in c]
+    if not found or all(v is False for v in found):
+        return False  # the config class's default (false): no MoE block
+    if not all(isinstance(v, bool) for v in found):
+        return _Judged(None, f"{arch}: config.json's {key} is no boolean", missing=f"whether {key} turns the MoE on")
+    quant = values.get("quantization") or values.get("model_quant_method")
+    if quant is _UNKNOWN:
+        return _Judged(None, f"{arch}: MoE block", missing="the checkpoint's quantization")
+    q = str(quant) if quant is not None else "none"
+    act = str(spec.get("activation"))
+    shown = f"{arch} ({key} true): SGLang's MoE runs its experts with activation {act!r}; "
+    shown += "no quantization" if q == "none" else f"quantization {q}"
+    if q in [str(x) for x in spec.get("right") or []]:
+        return _Judged(False, shown + f", whose trtllm-gen path takes {act!r}")
+    if q not in [str(x) for x in spec.get("wrong") or []]:
+        return _Judged(None, shown, missing=f"whether this release's {q} trtllm-gen MoE path takes {act!r}")
+    return _Judged(True, shown)
+
+
 def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | None, keys: Any) -> Any:
     """Whether SGLang's DSA (NSA) attention backend takes the served model: configs/model_config.py is_deepseek_dsa
     (is_deepseek_nsa before 0.5.13) asks for one of its architectures and an index_topk in config.json. False where
@@ -2353,6 +2399,7 @@ _OBSERVE_LABEL = {
     "hybrid_gdn_backend_refused": "",
     "model_backend_refused": "",
     "backend_list_refused": "",
+    "trtllm_moe_activation_refused": "",
 }
 _UNKNOWN_SHOWN = {
     "model_architecture": "not read (the model was not found)",
