@@ -1239,6 +1239,9 @@ def launch_values(
     routing_spec = entry.get("trtllm_softmax_routing")
     if isinstance(routing_spec, dict):  # imodel3: a softmax-routed DeepSeek-V2-style MoE on the trtllm-gen runner
         values["trtllm_softmax_routing"] = _trtllm_softmax_routing(values, read, routing_spec, majors, architecture)
+    activation_spec = entry.get("trtllm_moe_activation")
+    if isinstance(activation_spec, dict):  # imodel4: a model whose experts take an activation trtllm-gen refuses
+        values["trtllm_moe_activation_refused"] = _trtllm_moe_activation(values, read, activation_spec, architecture)
     gated_spec = entry.get("non_gated_moe")
     if isinstance(gated_spec, dict):  # W4AFp8MoEMethod on a model whose experts SGLang builds non-gated
         archs = read.get("architectures") if isinstance(read, Mapping) else None
@@ -2047,6 +2050,49 @@ def _trtllm_softmax_routing(
     return _Judged(True, shown)
 
 
+def _trtllm_moe_activation(
+    values: Mapping[str, Any], read: Any, spec: Mapping[str, Any], architecture: str | None
+) -> Any:
+    """imodel4: whether the trtllm-gen MoE runner refuses the activation the served model's SGLang file gives its
+    experts. SGLang's Gemma4MoE builds its fused MoE with activation "gelu" (models/gemma4_causal.py), and the
+    release's trtllm-gen paths assert their own activation lists at the first MoE forward (layers/moe/moe_runner/
+    flashinfer_trtllm.py _SUPPORTED_BF16_ACTIVATIONS {silu, relu2}; FP4 adds gelu from 0.5.13). `spec`: the
+    architectures, the model file's activation, the text config key that turns the MoE block on, the quantizations
+    ("none": no quantization) whose path refuses it (wrong) and those whose path takes it (right); any other is
+    unknown. True where refused, False where taken or not concerned (another runner, another architecture, no MoE
+    block), unknown where config.json was not read or the quantization's path was not read."""
+    runner = values.get("moe_runner_backend")
+    if runner not in ("flashinfer_trtllm", "flashinfer_trtllm_routed"):
+        return False  # (SGLang's own pick for these models is FP4 only, which spec's `right` covers where it holds)
+    if not isinstance(read, Mapping):
+        return _Judged(None, "the model's config.json not read",
+                       missing="whether the model's experts take an activation the trtllm-gen MoE refuses")  # fmt: skip
+    archs = read.get("architectures")
+    first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    arch = architecture or first
+    if arch not in [str(a) for a in spec.get("architectures") or []]:
+        return False
+    key = str(spec.get("moe_key") or "enable_moe_block")
+    text = read.get("text_config")
+    found = [c[key] for c in (read, text) if isinstance(c, Mapping) and key in c]
+    if not found or all(v is False for v in found):
+        return False  # the config class's default (false): no MoE block
+    if not all(isinstance(v, bool) for v in found):
+        return _Judged(None, f"{arch}: config.json's {key} is no boolean", missing=f"whether {key} turns the MoE on")
+    quant = values.get("quantization") or values.get("model_quant_method")
+    if quant is _UNKNOWN:
+        return _Judged(None, f"{arch}: MoE block", missing="the checkpoint's quantization")
+    q = str(quant) if quant is not None else "none"
+    act = str(spec.get("activation"))
+    shown = f"{arch} ({key} true): SGLang's MoE runs its experts with activation {act!r}; "
+    shown += "no quantization" if q == "none" else f"quantization {q}"
+    if q in [str(x) for x in spec.get("right") or []]:
+        return _Judged(False, shown + f", whose trtllm-gen path takes {act!r}")
+    if q not in [str(x) for x in spec.get("wrong") or []]:
+        return _Judged(None, shown, missing=f"whether this release's {q} trtllm-gen MoE path takes {act!r}")
+    return _Judged(True, shown)
+
+
 def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | None, keys: Any) -> Any:
     """Whether SGLang's DSA (NSA) attention backend takes the served model: configs/model_config.py is_deepseek_dsa
     (is_deepseek_nsa before 0.5.13) asks for one of its architectures and an index_topk in config.json. False where
@@ -2353,6 +2399,7 @@ _OBSERVE_LABEL = {
     "hybrid_gdn_backend_refused": "",
     "model_backend_refused": "",
     "backend_list_refused": "",
+    "trtllm_moe_activation_refused": "",
 }
 _UNKNOWN_SHOWN = {
     "model_architecture": "not read (the model was not found)",
@@ -2794,6 +2841,12 @@ MOE_RENORMALIZE_DEFAULTS: dict[str, bool] = {
     "deepseek_v2": False,
     "deepseek_v3": True,
     "glm4_moe": True,
+    # (imodel4) Cohere2-MoE (Command A+, North): transformers has no cohere2_moe class in the pins SGLang 0.5.13-0.5.19
+    # carry (4.57.1 / 5.6.0 / 5.8.1: no models/cohere2_moe), so SGLang registers its own (configs/cohere2_moe.py,
+    # 0.5.13-0.5.23: `norm_topk_prob: bool = True`, CONFIG_MAPPING.register at the end), and models/cohere2_moe.py
+    # passes getattr(config, "norm_topk_prob", True) as the top-k's renormalize (0.5.13-0.5.22 :248 / :277, 0.5.23
+    # :248 / :279)
+    "cohere2_moe": True,
 }
 
 
@@ -2841,12 +2894,24 @@ def launch_model_moe_renormalize(models: Mapping[str, Any]) -> bool | None:
 #: Read in the wheels (~/.cache/stackcheck-tests/wheels), not run.
 MOE_TOPK_KEPT_0523: frozenset[str] = frozenset({"qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "glm4_moe"})
 
+#: (imodel4) the Cohere2-MoE routing SGLang 0.5.23 keeps in SGLang where its top-k does not renormalize: models/
+#: cohere2_moe.py:247-268 reads config.expert_selection_fn (default "softmax"); "sigmoid" without norm_topk_prob binds
+#: RoutingMethodType.Sigmoid with its own cohere2_sigmoid_topk as custom routing function (:251-253), which
+#: _can_bypass_trtllm_routing never hands on (topk.py:632-633: a custom routing function other than Llama 4's), so the
+#: routed BF16 call runs (no assertion); any other value binds Default (softmax -> top-k, :262-267), which it hands on
+#: (:646-647: Default with softmax and no renormalize), and the BF16 path asserts (flashinfer_trtllm.py:1719-1722).
+#: 0.5.13-0.5.22 hand either on (the custom function then unused: topk.py BYPASSED for flashinfer_trtllm whatever the
+#: routing, 0.5.13 :479-482 ... 0.5.22 :735-738).
+COHERE2_KEPT_SELECTION_0523 = "sigmoid"
+
 
 def launch_model_moe_topk_kept(models: Mapping[str, Any]) -> bool | None:
     """launch.model_moe_topk_kept (imend17): whether SGLang 0.5.23 keeps the served model's non-renormalizing routed
     top-k in SGLang on the trtllm-gen runner (MOE_TOPK_KEPT_0523), so its BF16 renormalize assertion is not reached:
     true for those model types where config.json states no routing_method_type (deepseek_v2.py reads one from the
-    config), false for Llama 4 (MOE_RENORMALIZE_FIXED: handed on), None otherwise (not read: the rules stand)."""
+    config), false for Llama 4 (MOE_RENORMALIZE_FIXED: handed on); for Cohere2-MoE true where expert_selection_fn is
+    sigmoid and false for any other string (imodel4: COHERE2_KEPT_SELECTION_0523); None otherwise (not read: the rules
+    stand)."""
     read = models.get("model")
     if not isinstance(read, Mapping):
         return None
@@ -2855,6 +2920,9 @@ def launch_model_moe_topk_kept(models: Mapping[str, Any]) -> bool | None:
         return False
     if isinstance(kind, str) and kind in MOE_TOPK_KEPT_0523 and "routing_method_type" not in read:
         return True
+    if kind == "cohere2_moe":  # (imodel4) kept only for a sigmoid selection (COHERE2_KEPT_SELECTION_0523)
+        selection = read.get("expert_selection_fn", "softmax")
+        return selection == COHERE2_KEPT_SELECTION_0523 if isinstance(selection, str) else None
     return None
 
 
@@ -2882,6 +2950,11 @@ def moe_renormalize_unread(models: Mapping[str, Any]) -> str | None:
         shown = f"the number {value!r}"[:40]
     else:
         shown = "an array" if isinstance(value, list) else "an object"
+    if kind == "cohere2_moe":  # (imodel4) SGLang's own config class, not transformers' strict one
+        return (
+            f"config.json's norm_topk_prob is {shown}, no boolean (SGLang's own Cohere2MoeConfig keeps it as written; "
+            "what its truth does on each runner is not read)"
+        )
     return (
         f"config.json's norm_topk_prob is {shown}, no boolean (transformers 5's strict {kind} config raises on it at "
         "load; transformers 4 passes it on and SGLang's BF16 trtllm-gen MoE asserts its truth)"

@@ -269,8 +269,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             ("launch.model_moe_renormalize",),
             "whether the served model's routed top-k renormalizes its weights: config.json's norm_topk_prob, else the "
             "default of its model type's transformers config class (stackcheck/launch/refusals.py "
-            "launch_model_moe_renormalize; qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, glm4_moe), which SGLang's "
-            "BF16 trtllm-gen MoE asserts: set by `gate`; absent otherwise (not read, another model type)",
+            "launch_model_moe_renormalize; qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, glm4_moe; cohere2_moe from "
+            "SGLang's own config class), which SGLang's BF16 trtllm-gen MoE asserts: set by `gate`; absent otherwise "
+            "(not read, another model type)",
         ),
         FactDoc(
             ("launch.model_moe_topk_kept",),
@@ -278,7 +279,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "when it does not renormalize (its routing method needs renormalize to hand it to FlashInfer), so the "
             "BF16 path's renormalize assertion is not reached (stackcheck/launch/refusals.py "
             "launch_model_moe_topk_kept: true for qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, glm4_moe without "
-            "a routing_method_type key, false for Llama 4): set by `gate`; absent otherwise",
+            "a routing_method_type key, false for Llama 4; for cohere2_moe true where expert_selection_fn is sigmoid, "
+            "false otherwise): set by `gate`; absent otherwise",
         ),
         FactDoc(
             ("launch.model_quant_loaded",),

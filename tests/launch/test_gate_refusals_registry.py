@@ -472,6 +472,8 @@ MODELOPT_UNREGISTERED = "modelopt-unregistered-053-posts"
 ROPE_THETA_FILE_DEFAULT = "rope-theta-file-default"
 #: (imodel3) a DeepSeek-V2-style routing on the trtllm-gen runner: no argument check, the model file and the top-k
 DSV2_SOFTMAX_ROUTING = "moe-trtllm-deepseek-softmax-routing"
+#: (imodel4) Gemma 4's gelu experts on the trtllm-gen runner: no argument check, the model file and the runner's lists
+GEMMA4_GELU_EXPERTS = "moe-trtllm-gelu-experts"
 EXAONE4_FILE = "sglang/srt/models/exaone4.py"
 QUANT_REGISTRY = "sglang/srt/layers/quantization/__init__.py"
 DIRECT_HELP = "`direct` (single-node NVLink)"
@@ -767,6 +769,18 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             # 0.5.23 keeps a top-k FlashInfer's router cannot compute in SGLang (the entry's `right` quantizations)
             keeps_top_k = "_can_bypass_trtllm_routing" in topk
             assert bool(entry["trtllm_softmax_routing"]["right"]) is keeps_top_k, version
+            continue
+        if rule["id"] == GEMMA4_GELU_EXPERTS:  # the MoE built with gelu, and the runner's BF16 / FP4 lists
+            gemma4 = "".join(module(version, "sglang/srt/models/gemma4_causal.py").values())
+            runner = "".join(module(version, "sglang/srt/layers/moe/moe_runner/flashinfer_trtllm.py").values())
+            gelu = 'activation="gelu"' in gemma4 or 'activation: str = "gelu"' in gemma4
+            bf16 = re.search(r"_SUPPORTED_BF16_ACTIVATIONS = \{([^}]*)\}", runner)
+            fp4 = re.search(r"_SUPPORTED_FP4_ACTIVATIONS = \{([^}]*)\}", runner)
+            refused = gelu and bf16 is not None and '"gelu"' not in bf16.group(1)
+            assert refused is bool(entry["applies"]), version
+            if entry["applies"]:
+                fp4_takes = fp4 is not None and '"gelu"' in fp4.group(1)
+                assert ("modelopt_fp4" in entry["trtllm_moe_activation"]["right"]) is fp4_takes, version
             continue
         if rule["id"] == TILELANG_CUDA_KERNEL:  # the kernel's CUDA branch, and no argument check before it
             checked = any(text in body for text in TILELANG_ARG_CHECKS for body in code.values())

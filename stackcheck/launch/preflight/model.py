@@ -1043,7 +1043,9 @@ def query_heads(config: Mapping[str, Any]) -> int | None:
 # base as written (rope_theta, or inside rope_parameters / rope_scaling: refusal rope-theta-file-default, igap53;
 # swa_rope_theta, the base MiMo-V2's sliding-window layers read: igap55), and norm_topk_prob, whose false value the BF16
 # trtllm-gen MoE asserts against (refusals.launch_model_moe_renormalize: ifc64), and topk_method / routing_method_type,
-# by which SGLang's DeepSeek MoE routes (refusal moe-trtllm-deepseek-softmax-routing: imodel3)
+# by which SGLang's DeepSeek MoE routes (refusal moe-trtllm-deepseek-softmax-routing: imodel3), and expert_selection_fn,
+# by which SGLang's Cohere2-MoE routes (refusals.launch_model_moe_topk_kept: imodel4), and enable_moe_block, which
+# gives a Gemma 4 its gelu experts (refusal moe-trtllm-gelu-experts: imodel4)
 ATTENTION_KEYS = (
     "architectures", "model_type", "num_attention_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",
     "multi_query_group_num", "num_attention_groups", "multi_query", "head_dim", "v_head_dim", "hidden_size",
@@ -1051,7 +1053,7 @@ ATTENTION_KEYS = (
     "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts",
     "moe_intermediate_size", "intermediate_size", "quantization_config", "torch_dtype", "dtype",
     "rope_theta", "rope_parameters", "rope_scaling", "swa_rope_theta", "norm_topk_prob",
-    "topk_method", "routing_method_type",
+    "topk_method", "routing_method_type", "expert_selection_fn", "enable_moe_block",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
