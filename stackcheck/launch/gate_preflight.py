@@ -1227,19 +1227,25 @@ def model_shape_results(
     (irobust13: 33 heads at --tp 2 were allowed). One function for the gate and recommend's lines."""
     from stackcheck.launch import gate
     from stackcheck.launch.preflight.shapes import shape_results
-    from stackcheck.launch.refusals import _attn_tp_sizes
+    from stackcheck.launch.refusals import _attn_tp_sizes, _whole
 
     tp_opt = derived.options.get("--tp-size")
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
     attn = _attn_tp_sizes(derived.options, derived.sglang_args, sorted(split_flags(mapping)), flags)
     eps = launch_expert_sizes(derived, flags, tp)
     encoder_only = gate.option_given(derived.sglang_args, ("--encoder-only",), flags)
+    # (irev83) the dense layers' TP size: --moe-dense-tp-size, or 1 where --dwdp-size > 1 sets it (0.5.23
+    # arg_groups/parallel_hook.py handle_dwdp); None: the TP size
+    raw_dense, dwdp = (
+        gate.option_value(derived.sglang_args, (o,), flags) for o in ("--moe-dense-tp-size", "--dwdp-size")
+    )
+    dense = 1 if dwdp is not None and (_whole(dwdp) or 0) > 1 else None if raw_dense is None else _whole(raw_dense)
     out: list[CheckResult] = []
     for info in models:
         if str(getattr(info, "role", "")) != "model":
             continue
         keys = getattr(info, "attention", None)
-        out.extend(shape_results(keys, info.mla, tp, attn, eps, version, f"model {info.spec}", encoder_only))
+        out.extend(shape_results(keys, info.mla, tp, attn, eps, version, f"model {info.spec}", encoder_only, dense))
     return out
 
 

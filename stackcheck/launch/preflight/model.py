@@ -1049,7 +1049,7 @@ ATTENTION_KEYS = (
     "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts",
     "moe_intermediate_size", "intermediate_size", "quantization_config", "torch_dtype", "dtype",
     "rope_theta", "rope_parameters", "rope_scaling", "swa_rope_theta", "norm_topk_prob",
-    "topk_method", "routing_method_type",
+    "topk_method", "routing_method_type", "first_k_dense_replace",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
