@@ -1217,7 +1217,13 @@ def launch_expert_sizes(derived: Any, flags: Any, tp: int) -> list[int] | None:
         return None  # (a value argparse refuses: the gate's reading says so)
     a2a = gate.option_value(args, ("--moe-a2a-backend",), flags)
     prefill_cp = any("prefill" in str(a) and ("-cp" in str(a) or "context-parallel" in str(a)) for a in args)
-    return [given, tp] if (a2a is not None and a2a != "none") or prefill_cp else [given]
+    # (irev83) 0.5.23 arg_groups/overrides.py _a2a_backend_overrides: --enable-waterfill without deepep / megamoe
+    # makes it deepep; mega_moe_hook.py handle_moe_runner_backend_alias: --moe-runner-backend megamoe is
+    # --moe-a2a-backend megamoe; either then spans the EP over the TP group (_a2a_ep_size)
+    forced = gate.option_given(args, ("--enable-waterfill",), flags) or (
+        gate.option_value(args, ("--moe-runner-backend",), flags) == "megamoe"
+    )
+    return [given, tp] if (a2a is not None and a2a != "none") or prefill_cp or forced else [given]
 
 
 def model_shape_results(
@@ -1245,8 +1251,29 @@ def model_shape_results(
         if str(getattr(info, "role", "")) != "model":
             continue
         keys = getattr(info, "attention", None)
-        out.extend(shape_results(keys, info.mla, tp, attn, eps, version, f"model {info.spec}", encoder_only, dense))
+        sizes = [*eps, tp] if eps is not None and tp not in eps and _megamoe_auto(keys) else eps
+        out.extend(shape_results(keys, info.mla, tp, attn, sizes, version, f"model {info.spec}", encoder_only, dense))
     return out
+
+
+def _megamoe_auto(keys: Any) -> bool:
+    """(irev83) Whether SGLang 0.5.23 may pick the megamoe all-to-all backend itself for this model (so the EP size
+    becomes the TP size): a MiniMax-M3 checkpoint declaring mxfp8 with NVFP4-packed experts is served as
+    minimax_m3_nvfp4, and on Blackwell, unless the flashinfer_trtllm_routed runner is given, its overrides set
+    moe_a2a_backend megamoe (arg_groups/model_overrides/minimax_m3.py _resolve_quant_method, _minimax_m3_overrides).
+    The GPU and the runner are not read here: the TP size is offered beside the given one."""
+    if not isinstance(keys, Mapping):
+        return False
+    archs = keys.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs else None
+    qc = keys.get("quantization_config")
+    return (
+        first in ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")
+        and isinstance(qc, Mapping)
+        and qc.get("quant_method") == "mxfp8"
+        and str(qc.get("moe_quant_algo", "")).upper() == "NVFP4"
+        and qc.get("moe_quant_format") == "nvfp4-pack-quantized"
+    )
 
 
 def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any]) -> dict[str, Any]:

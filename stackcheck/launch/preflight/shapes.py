@@ -119,6 +119,14 @@ SOURCES: dict[str, list[dict[str, str]]] = {
             "(ep_size set to tp_size)",
             "url": _WHEEL_23,
         },
+        {
+            "title": "sglang 0.5.23 wheel: srt/arg_groups/overrides.py:1596-1620 (_a2a_backend_overrides: "
+            "--enable-waterfill makes the backend deepep; _a2a_ep_size: ep_size set to tp_size), "
+            "arg_groups/mega_moe_hook.py:259-277 (--moe-runner-backend megamoe is --moe-a2a-backend megamoe), "
+            "arg_groups/model_overrides/minimax_m3.py:18-34, :104-112 (a MiniMax-M3 mxfp8 / NVFP4-expert "
+            "checkpoint takes megamoe on Blackwell) (irev83)",
+            "url": _WHEEL_23,
+        },
     ],
     "dense_layers": [
         {
