@@ -1217,7 +1217,13 @@ def launch_expert_sizes(derived: Any, flags: Any, tp: int) -> list[int] | None:
         return None  # (a value argparse refuses: the gate's reading says so)
     a2a = gate.option_value(args, ("--moe-a2a-backend",), flags)
     prefill_cp = any("prefill" in str(a) and ("-cp" in str(a) or "context-parallel" in str(a)) for a in args)
-    return [given, tp] if (a2a is not None and a2a != "none") or prefill_cp else [given]
+    # (irev83) 0.5.23 arg_groups/overrides.py _a2a_backend_overrides: --enable-waterfill without deepep / megamoe
+    # makes it deepep; mega_moe_hook.py handle_moe_runner_backend_alias: --moe-runner-backend megamoe is
+    # --moe-a2a-backend megamoe; either then spans the EP over the TP group (_a2a_ep_size)
+    forced = gate.option_given(args, ("--enable-waterfill",), flags) or (
+        gate.option_value(args, ("--moe-runner-backend",), flags) == "megamoe"
+    )
+    return [given, tp] if (a2a is not None and a2a != "none") or prefill_cp or forced else [given]
 
 
 def model_shape_results(
@@ -1227,20 +1233,47 @@ def model_shape_results(
     (irobust13: 33 heads at --tp 2 were allowed). One function for the gate and recommend's lines."""
     from stackcheck.launch import gate
     from stackcheck.launch.preflight.shapes import shape_results
-    from stackcheck.launch.refusals import _attn_tp_sizes
+    from stackcheck.launch.refusals import _attn_tp_sizes, _whole
 
     tp_opt = derived.options.get("--tp-size")
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
     attn = _attn_tp_sizes(derived.options, derived.sglang_args, sorted(split_flags(mapping)), flags)
     eps = launch_expert_sizes(derived, flags, tp)
     encoder_only = gate.option_given(derived.sglang_args, ("--encoder-only",), flags)
+    # (irev83) the dense layers' TP size: --moe-dense-tp-size, or 1 where --dwdp-size > 1 sets it (0.5.23
+    # arg_groups/parallel_hook.py handle_dwdp); None: the TP size
+    raw_dense, dwdp = (
+        gate.option_value(derived.sglang_args, (o,), flags) for o in ("--moe-dense-tp-size", "--dwdp-size")
+    )
+    dense = 1 if dwdp is not None and (_whole(dwdp) or 0) > 1 else None if raw_dense is None else _whole(raw_dense)
     out: list[CheckResult] = []
     for info in models:
         if str(getattr(info, "role", "")) != "model":
             continue
         keys = getattr(info, "attention", None)
-        out.extend(shape_results(keys, info.mla, tp, attn, eps, version, f"model {info.spec}", encoder_only))
+        sizes = [*eps, tp] if eps is not None and tp not in eps and _megamoe_auto(keys) else eps
+        out.extend(shape_results(keys, info.mla, tp, attn, sizes, version, f"model {info.spec}", encoder_only, dense))
     return out
+
+
+def _megamoe_auto(keys: Any) -> bool:
+    """(irev83) Whether SGLang 0.5.23 may pick the megamoe all-to-all backend itself for this model (so the EP size
+    becomes the TP size): a MiniMax-M3 checkpoint declaring mxfp8 with NVFP4-packed experts is served as
+    minimax_m3_nvfp4, and on Blackwell, unless the flashinfer_trtllm_routed runner is given, its overrides set
+    moe_a2a_backend megamoe (arg_groups/model_overrides/minimax_m3.py _resolve_quant_method, _minimax_m3_overrides).
+    The GPU and the runner are not read here: the TP size is offered beside the given one."""
+    if not isinstance(keys, Mapping):
+        return False
+    archs = keys.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs else None
+    qc = keys.get("quantization_config")
+    return (
+        first in ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")
+        and isinstance(qc, Mapping)
+        and qc.get("quant_method") == "mxfp8"
+        and str(qc.get("moe_quant_algo", "")).upper() == "NVFP4"
+        and qc.get("moe_quant_format") == "nvfp4-pack-quantized"
+    )
 
 
 def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any]) -> dict[str, Any]:

@@ -1053,7 +1053,7 @@ ATTENTION_KEYS = (
     "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts",
     "moe_intermediate_size", "intermediate_size", "quantization_config", "torch_dtype", "dtype",
     "rope_theta", "rope_parameters", "rope_scaling", "swa_rope_theta", "norm_topk_prob",
-    "topk_method", "routing_method_type", "expert_selection_fn", "enable_moe_block",
+    "topk_method", "routing_method_type", "expert_selection_fn", "enable_moe_block", "first_k_dense_replace",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 

@@ -119,6 +119,41 @@ SOURCES: dict[str, list[dict[str, str]]] = {
             "(ep_size set to tp_size)",
             "url": _WHEEL_23,
         },
+        {
+            "title": "sglang 0.5.23 wheel: srt/arg_groups/overrides.py:1596-1620 (_a2a_backend_overrides: "
+            "--enable-waterfill makes the backend deepep; _a2a_ep_size: ep_size set to tp_size), "
+            "arg_groups/mega_moe_hook.py:259-277 (--moe-runner-backend megamoe is --moe-a2a-backend megamoe), "
+            "arg_groups/model_overrides/minimax_m3.py:18-34, :104-112 (a MiniMax-M3 mxfp8 / NVFP4-expert "
+            "checkpoint takes megamoe on Blackwell) (irev83)",
+            "url": _WHEEL_23,
+        },
+    ],
+    "dense_layers": [
+        {
+            "title": "sglang 0.5.9 wheel: srt/models/deepseek_v2.py:2301-2314 (a layer below first_k_dense_replace "
+            "builds DeepseekV2MLP(config.intermediate_size), tp_size None: the full TP, unless "
+            "enable_moe_dense_fully_dp (--moe-dense-tp-size 1) makes it 1), srt/layers/linear.py:327-328, "
+            "srt/layers/quantization/fp8.py:257-295 "
+            "(validate_block_quant_shapes: ValueError 'is not divisible by weight quantization block_n / block_k'), "
+            "server_args.py:5150-5153 (moe_dense_tp_size 1 or None)",
+            "url": _WHEEL_09,
+        },
+        {
+            "title": "sglang 0.5.23 wheel: srt/models/deepseek_v2.py:2654-2676 (parallel_group 'tp' unless "
+            "is_dense_ffn_fully_dp, layers/layer_boundary/layout.py:83-84: moe_dense_tp_size == 1), "
+            "srt/layers/linear.py:111-130, srt/layers/quantization/fp8.py:570-609 (the layer's tp_group size), "
+            "arg_groups/validation_hook.py:207-211 (None, 1 or tp_size) (irev83)",
+            "url": _WHEEL_23,
+        },
+    ],
+    "per_layer": [
+        {
+            "title": "sglang 0.5.9 wheel: srt/models/gemma3n_causal.py:66-90 (Gemma3nTextMLP: "
+            "MergedColumnParallelLinear [intermediate_size] * 2, RowParallelLinear intermediate_size, the full TP), "
+            ":517 (intermediate_size = config.intermediate_size[layer_id]); 0.5.23 wheel: gemma3n_causal.py:66-91, "
+            ":523 (irev83: a per-layer list is the config's own shape, refused as unknown before)",
+            "url": _WHEEL_23,
+        },
     ],
 }
 
@@ -148,11 +183,24 @@ DENSE_ARCHITECTURES = (
 )  # fmt: skip
 #: those of them that build no language model with --encoder-only (an encode worker of EPD serving)
 ENCODER_ONLY_SKIPS = ("Qwen2_5_VLForConditionalGeneration",)
+#: (irev83) the MoE architectures whose first_k_dense_replace layers build a dense MLP of intermediate_size split by
+#: the full TP size unless --moe-dense-tp-size 1 (deepseek_v2.py; DeepSeek-V3 FP8 at --tp 32: 576 per rank)
+DENSE_LAYER_ARCHITECTURES = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+#: (irev83) the architectures whose model reads intermediate_size per layer (config.intermediate_size[layer_id]): a
+#: list of whole numbers is their config's own shape, each layer's MLP split by the full TP size as Llama's
+PER_LAYER_ARCHITECTURES = ("Gemma3nForCausalLM", "Gemma3nForConditionalGeneration")
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
 
 def _whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _per_layer(value: Any) -> list[int] | None:
+    """A per-layer intermediate_size (a non-empty list of positive whole numbers), else None."""
+    if not isinstance(value, list) or not value or any(_whole(v) is None for v in value):
+        return None
+    return list(value)
 
 
 def _text(keys: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -231,13 +279,15 @@ def shape_results(
     sglang_version: str | None,
     subject: str,
     encoder_only: bool = False,
+    dense_tp: int | None = None,
 ) -> list[CheckResult]:
     """The refusals of the model's shape for this launch (check model-shape). `keys`: config.json's keys as the
     preflight read them (model.attention_keys; None: not read, no result). `mla`: whether SGLang serves it as MLA
     (its KV heads are then not split; None: not known, the KV rule not judged). `tp`: the TP size; `attn_tps`: the
     attention TP sizes the launch can run at (tp // dp with DP attention; every divisor with a flag that splits
     attention further); `eps`: the expert parallel sizes SGLang may take (None: not known, the experts rule not
-    judged); `encoder_only`: the launch gives --encoder-only (ENCODER_ONLY_SKIPS build no MLP then). Fail on a
+    judged); `encoder_only`: the launch gives --encoder-only (ENCODER_ONLY_SKIPS build no MLP then); `dense_tp`: the
+    TP size of DENSE_LAYER_ARCHITECTURES' dense layers (--moe-dense-tp-size; None: the TP size). Fail on a
     release read (READ_VERSIONS), unknown on another."""
     if keys is None:
         return []
@@ -246,8 +296,13 @@ def shape_results(
     text = _text(keys)
     read = sglang_version is not None and version_in(sglang_version, READ_VERSIONS) is True
     release = f"SGLang {sglang_version}" if sglang_version is not None else "SGLang (release not known)"
+    archs = keys.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs else None
+    layers = _per_layer(text.get("intermediate_size")) if first in PER_LAYER_ARCHITECTURES else None
     for key in INT_KEYS:
         value = text.get(key)
+        if key == "intermediate_size" and layers is not None:
+            continue
         if key in text and value is not None and _whole(value) is None:
             return [
                 CheckResult(
@@ -308,15 +363,24 @@ def shape_results(
         bad = [e for e in every if routed % e]
         judged("experts", {"experts": experts}, "the routed experts divisible by the expert parallel size",
                f"{experts} routed experts are not divisible by the expert parallel size", bad, every)  # fmt: skip
-    archs = keys.get("architectures")
-    first = archs[0] if isinstance(archs, list) and archs else None
-    size = _whole(text.get("intermediate_size"))
-    dense = first in DENSE_ARCHITECTURES and not (encoder_only and first in ENCODER_ONLY_SKIPS)
-    if dense and experts is None and size is not None:
+    if layers is not None:
         t = max(1, int(tp))
+        odd = sorted({n for n in layers if n % t})
+        if odd:
+            judged("per_layer", {"intermediate_size": odd}, "every layer's intermediate_size divisible by the TP size",
+                   f"the per-layer MLP intermediate_size {', '.join(map(str, odd))} is not divisible by the TP size",
+                   [t], [t])  # fmt: skip
+    size = _whole(text.get("intermediate_size"))
+    dense = first in DENSE_ARCHITECTURES and not (encoder_only and first in ENCODER_ONLY_SKIPS) and experts is None
+    # (irev83) a DeepSeek MoE's first_k_dense_replace layers: the same two layers, at --moe-dense-tp-size's size
+    layered = first in DENSE_LAYER_ARCHITECTURES and _whole(text.get("first_k_dense_replace")) is not None
+    if (dense or layered) and size is not None:
+        t = max(1, int(tp if dense_tp is None or not layered else dense_tp))
+        rule, mlp = ("dense", "the MLP's") if dense else ("dense_layers", "the dense layers' MLP (--moe-dense-tp-size "
+                                                          "1 keeps it whole on each rank):")  # fmt: skip
         if size % t:
-            judged("dense", {"intermediate_size": size}, "intermediate_size divisible by the TP size",
-                   f"the MLP's intermediate_size {size} is not divisible by the TP size", [t], [t])  # fmt: skip
+            judged(rule, {"intermediate_size": size}, "intermediate_size divisible by the TP size",
+                   f"{mlp} intermediate_size {size} is not divisible by the TP size", [t], [t])  # fmt: skip
         else:
             qc = keys.get("quantization_config")
             _grouped(judged, qc, size, t)
@@ -324,9 +388,9 @@ def shape_results(
             if isinstance(block, list) and len(block) == 2 and all(_whole(b) for b in block):
                 per, (bn, bk) = size // t, (int(block[0]), int(block[1]))
                 if per % bn or (t > 1 and per % bk):
-                    judged("dense", {"intermediate_size": size, "weight_block_size": [bn, bk]},
+                    judged(rule, {"intermediate_size": size, "weight_block_size": [bn, bk]},
                            "the MLP's intermediate_size per TP rank a multiple of the FP8 weight block",
-                           f"the MLP's intermediate_size per rank {size} / {t} = {per} is not a multiple of the FP8 "
+                           f"{mlp} intermediate_size per rank {size} / {t} = {per} is not a multiple of the FP8 "
                            f"weight block {bn}x{bk} (ValueError 'is not divisible by weight quantization "
                            f"block_{'n' if per % bn else 'k'}')", [t], [t])  # fmt: skip
     return out
