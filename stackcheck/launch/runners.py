@@ -402,20 +402,71 @@ def runner_options(argv: Sequence[str], at: int) -> list[tuple[str, str | None]]
     return out
 
 
-def process_limits() -> dict[str, object]:
-    """(irunner3) What a launch run here inherits from the gate's own process: `cpus` (sched_getaffinity), `cap_eff`
+def _cpu_list(text: str) -> frozenset[int] | None:
+    """The CPUs of a kernel CPU list (`0-3,8,10-11`: the form cpuset.cpus.effective and cpuset.effective_cpus are
+    written in, bitmap_print_to_pagebuf's list form); None where it is not one, or names none."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        lo, sep, hi = part.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()) or len(lo) > 5 or len(hi) > 5:
+            return None
+        first, last = int(lo), int(hi) if sep else int(lo)
+        if last < first:
+            return None
+        cpus.update(range(first, last + 1))
+    return frozenset(cpus) or None
+
+
+def cgroup_cpus(root: str = "/") -> frozenset[int] | None:
+    """(imend19) The CPUs this process's cpuset allows, which a taskset run here may name whatever the gate's own
+    affinity is (sched_setaffinity(2): the mask asked is cut to the cpuset's CPUs, EINVAL only where nothing is
+    left; kernel/sched/core.c __sched_setaffinity with cpuset_cpus_allowed): the cgroup of /proc/self/cgroup, v2's
+    `0::PATH` line read at sys/fs/cgroup/PATH/cpuset.cpus.effective (a cgroup whose cpuset controller is not enabled
+    has the file from its parent's effective set), else v1's `N:...cpuset...:PATH` line at
+    sys/fs/cgroup/cpuset/PATH/cpuset.effective_cpus. None where neither reads (the caller says unknown)."""
+    try:
+        with open(os.path.join(root, "proc/self/cgroup"), encoding="ascii", errors="replace") as f:
+            lines = f.read(65536).splitlines()
+    except OSError:
+        return None
+    places: list[str] = []
+    for line in lines:
+        hid, _, rest = line.partition(":")
+        controllers, sep, path = rest.partition(":")
+        if not sep or not path.startswith("/") or "\x00" in path:
+            continue
+        if hid == "0" and controllers == "":
+            places.append(os.path.join(root, "sys/fs/cgroup", path.lstrip("/"), "cpuset.cpus.effective"))
+        elif "cpuset" in controllers.split(","):
+            places.append(os.path.join(root, "sys/fs/cgroup/cpuset", path.lstrip("/"), "cpuset.effective_cpus"))
+    for place in places:
+        if ".." in place.split(os.sep):
+            continue
+        try:
+            with open(place, encoding="ascii", errors="replace") as f:
+                cpus = _cpu_list(f.read(65536))
+        except OSError:
+            continue
+        if cpus is not None:
+            return cpus
+    return None
+
+
+def process_limits(root: str = "/") -> dict[str, object]:
+    """(irunner3) What a launch run here inherits from the gate's own process: `cpus` (imend19: the cgroup's cpuset,
+    cgroup_cpus, not the gate's own affinity, which a `taskset -c 0` before the gate narrows), `cap_eff`
     (/proc/self/status CapEff), `rtprio` (RLIMIT_RTPRIO's soft limit; -1 unlimited); a value not read is absent. The
     one reader of them (imend18: gate.process_limits was its twin). The launch is taken to run as the gate's user
     with the gate's limits (inferred: a user who runs the gate under sudo and the server without it, or the reverse,
     is judged wrongly); a taskset / chrt / ionice after a program that runs its command as another process (sudo -u,
     su, runuser, srun, ...: gate._other_process) is not judged on them (unknown)."""
-    import contextlib
 
     out: dict[str, object] = {}
-    with contextlib.suppress(AttributeError, OSError):
-        out["cpus"] = frozenset(os.sched_getaffinity(0))
+    cpus = cgroup_cpus(root)
+    if cpus is not None:
+        out["cpus"] = cpus
     try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+        with open(os.path.join(root, "proc/self/status"), encoding="ascii", errors="replace") as f:
             for line in f:
                 if line.startswith("CapEff:"):
                     out["cap_eff"] = int(line.split()[1], 16)
