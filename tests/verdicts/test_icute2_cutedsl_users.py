@@ -115,6 +115,38 @@ def _rules(out: dict[str, Any], rule: str) -> list[tuple[str, str]]:
     ]
 
 
+DENSE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 1,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 8192, "torch_dtype": "bfloat16",
+         "vocab_size": 1024}  # fmt: skip
+MOE = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+       "num_hidden_layers": 1, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
+       "torch_dtype": "bfloat16", "vocab_size": 1024, "num_experts": 16, "moe_intermediate_size": 512,
+       "num_experts_per_tok": 4}  # fmt: skip
+
+
+def _draft_gate(tmp_path: Path, installed: bool, draft_config: dict[str, Any]) -> dict[str, Any]:
+    draft = tmp_path / "draft"
+    draft.mkdir(exist_ok=True)
+    (draft / "config.json").write_text(json.dumps(draft_config))
+    flags = ("--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", str(draft),
+             "--speculative-moe-runner-backend", "flashinfer_cutedsl")  # fmt: skip
+    return _gate(tmp_path, installed, *flags)
+
+
+def test_the_draft_cutedsl_moe_runner_needs_the_dsl(tmp_path: Path) -> None:
+    # fails before the fix: the rule read --moe-runner-backend only, the MoE draft's flashinfer_cutedsl was allowed
+    out = _draft_gate(tmp_path, False, MOE)
+    assert (out["decision"], _rules(out, CUTEDSL_MOE)) == ("refuse", [(CUTEDSL_MOE, "fail")]), out
+    out = _draft_gate(tmp_path, True, MOE)
+    assert (out["decision"], _rules(out, CUTEDSL_MOE)) == ("allow", []), out
+
+
+def test_a_dense_draft_builds_no_cutedsl_runner(tmp_path: Path) -> None:
+    # a draft read as dense has no MoE layer to build the runner: not refused for the DSL
+    out = _draft_gate(tmp_path, False, DENSE)
+    assert [r for r in _rules(out, CUTEDSL_MOE) if r[1] == "fail"] == [], out
+
+
 @pytest.mark.registry
 def test_the_real_wheels() -> None:
     from registry_wheels import fetch_wheel
