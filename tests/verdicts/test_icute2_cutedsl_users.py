@@ -166,3 +166,32 @@ def test_the_real_wheels() -> None:
     body = quant[quant.index("def _fp4_quantize_cute_dsl") :]
     body = body[: body.index("\ndef ", 1)]
     assert "if not is_cute_dsl_available():" in body and "raise RuntimeError" in body
+
+
+LINEAR = "linear-attn-cutedsl"
+
+
+def _linear_rules(out: dict[str, Any]) -> list[tuple[str, str]]:
+    return [
+        (str(x.get("rule")), str(x.get("result")))
+        for r in out.get("reasons") or []
+        if r.get("feature") == LINEAR
+        for x in r.get("reasons") or []
+        if x.get("rule") == RULE
+    ]
+
+
+@pytest.mark.parametrize(
+    "flag", ["--linear-attn-backend", "--linear-attn-decode-backend", "--linear-attn-prefill-backend"]
+)
+def test_the_cutedsl_linear_attention_needs_the_dsl(tmp_path: Path, flag: str) -> None:
+    # fails before the fix: the flag was passed through unread, the launch allowed where `import cutlass` fails
+    out = _gate(tmp_path, False, flag, "cutedsl", model=DENSE)
+    assert (out["decision"], _linear_rules(out)) == ("refuse", [(RULE, "fail")]), out
+    out = _gate(tmp_path, True, flag, "cutedsl", model=DENSE)
+    assert (out["decision"], _linear_rules(out)) == ("allow", []), out
+
+
+def test_other_linear_attention_backends_need_no_dsl(tmp_path: Path) -> None:
+    out = _gate(tmp_path, False, "--linear-attn-backend", "triton", model=DENSE)
+    assert (out["decision"], _linear_rules(out)) == ("allow", []), out
