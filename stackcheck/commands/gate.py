@@ -939,8 +939,10 @@ def _decide_with(
             ctx = reevaluate(report, ctx, opts, {k: model_read[k] for k in quant_keys if k in model_read})
         if picked is not None:
             ctx = reevaluate(report, ctx, opts, {"moe_runner_auto": picked})
-        if moe_layers is not None:
-            ctx = reevaluate(report, ctx, opts, {"model_moe": moe_layers})
+        # (icute2: with whether the speculative draft has routed experts, which scopes the draft's MoE runner rules)
+        moe_read: dict[str, Any] = {k: model_read[k] for k in ("model_moe", "draft_model_moe") if k in model_read}
+        if moe_read:
+            ctx = reevaluate(report, ctx, opts, moe_read)
         if "model_moe_renormalize" in model_read:
             keys = ("model_moe_renormalize", "model_moe_topk_kept")  # (imend17: read together)
             ctx = reevaluate(report, ctx, opts, {k: model_read[k] for k in keys if k in model_read})

@@ -1406,11 +1406,13 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
     quantized at all (checkpoint_quantized), the MoE runner SGLang picks itself for it (moe_runner_auto: the
     checkpoint's group-0 weights included), whether the launch runs MoE layers (model_moe), whether their top-k
     renormalizes (model_moe_renormalize), whether SGLang 0.5.23 keeps that top-k (model_moe_topk_kept) and whether it
-    may take the DeepSeek-V3 fused routing (model_dsv3_routing, irec3: set only where it is known not to). A fact not
+    may take the DeepSeek-V3 fused routing (model_dsv3_routing, irec3: set only where it is known not to), and whether
+    the speculative draft has routed experts (draft_model_moe, icute2). A fact not
     known is absent. It also replaces, on `derived`, the needs of a --quantization SGLang applies while loading an
     unquantized checkpoint (refusals.online_quantization_needs)."""
     from stackcheck.launch.refusals import (
         checkpoint_quantized,
+        launch_draft_model_moe,
         launch_model_dsv3_routing,
         launch_model_moe,
         launch_model_moe_renormalize,
@@ -1433,6 +1435,9 @@ def model_file_facts(pre: Any, derived: Any, mapping: Mapping[str, Any], version
     moe = launch_model_moe(models)
     if moe is not None:
         out["model_moe"] = moe
+    draft_moe = launch_draft_model_moe(models)  # (icute2: the draft's MoE runner rules)
+    if draft_moe is not None:
+        out["draft_model_moe"] = draft_moe
     renormalize = launch_model_moe_renormalize(models)
     if renormalize is not None:
         out["model_moe_renormalize"] = renormalize

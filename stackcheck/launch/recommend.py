@@ -164,7 +164,7 @@ def _with_moe_runner_auto(ctx: Context, model: ModelSeen, d: Any, mapping: Any, 
             added["mla"] = pre.launch["model_mla"]
         if draft is None and _draft_named(d):
             # the draft's config.json is not read here: a MoE draft runs MoE layers, perhaps the DeepSeek-V3 routing
-            for key in ("model_moe", "model_dsv3_routing"):
+            for key in ("model_moe", "model_dsv3_routing", "draft_model_moe"):  # (icute2: not the target's reading)
                 if added.get(key) is False:
                     del added[key]
     # (irev81, irobust12) launch.model_moe_renormalize as the gate sets it from the same config.json keys (ifc64: the

@@ -2792,6 +2792,17 @@ def launch_model_moe(models: Mapping[str, Any]) -> bool | None:
     return False if all(m is False for m in found) else None
 
 
+def launch_draft_model_moe(models: Mapping[str, Any]) -> bool | None:
+    """launch.draft_model_moe (icute2): whether the speculative draft model has routed experts, read as the refusals'
+    draft_model_moe is (the draft model's config.json, the target's where the command names no draft model, as SGLang
+    loads it for MTP / NEXTN); None where it was not read or its experts could not be told (fail closed)."""
+    role = "draft model" if "draft model" in models else "model"
+    if role not in models:
+        return None
+    found = _model_moe(models.get(role))
+    return found if isinstance(found, bool) else None
+
+
 #: (irec3) the architectures whose SGLang model file builds its routed top-k without grouped top-k and without a
 #: correction bias, so that select_experts never reaches biased_grouped_topk_gpu and FlashInfer's fused_topk_deepseek
 #: (the DeepSeek-V3 fused routing, whose JIT module compiles memoryUtils.cu): sglang 0.5.1-0.5.23 models/qwen3_moe.py

@@ -168,6 +168,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.quantization",
                 "launch.speculative_algorithm",
                 "launch.moe_runner_backend",
+                "launch.speculative_moe_runner_backend",
                 "launch.fp8_gemm_backend",
                 "launch.pdmux_config_path",
                 "launch.lmcache_config_file",
@@ -264,6 +265,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "names routed experts, false where both were read as dense (stackcheck/launch/refusals.py "
             "launch_model_moe), for the rules on the MoE runner SGLang may pick itself: set by `gate`; absent "
             "otherwise (a model or draft not read, or its experts not told)",
+        ),
+        FactDoc(
+            ("launch.draft_model_moe",),
+            "whether the speculative draft model has routed experts: its config.json, the served model's where the "
+            "command names no draft model (SGLang loads it for MTP / NEXTN), as the refusals' draft_model_moe reads "
+            "it (stackcheck/launch/refusals.py launch_draft_model_moe), for the rules on "
+            "--speculative-moe-runner-backend: set by `gate`; absent otherwise (not read, or its experts not told)",
         ),
         FactDoc(
             ("launch.model_moe_renormalize",),
