@@ -1138,6 +1138,8 @@ def is_multimodal(
     names = set(data.get("values") or []) | (set(later.get("values") or []) if newer else set())
     if names & set(architectures):
         return True
+    if isinstance(config, Mapping) and _states_vision_layers(config, later.get("vision_layers"), sglang_version):
+        return True
     if not newer or not isinstance(config, Mapping):
         return False
     skip = later.get("subconfig_skip_pattern")
@@ -1147,6 +1149,33 @@ def is_multimodal(
         list(later.get("subconfig_keys_with_lift") or []) if lifted else []
     )
     return any(isinstance(config.get(k), Mapping) for k in keys)
+
+
+def _states_vision_layers(config: Mapping[str, Any], rule: Any, sglang_version: str | None) -> bool:
+    """Whether `config` states vision encoder layers in a release of `rule` (preflight.json's vision_layers: DeepSeek
+    V4.1's has_dsv41_vision, irev84): its model_type one of the rule's, and `key` above 0, read as the release's
+    normalizer does (the config's own, else its text sub-config's, else its vision sub-config's `subconfig_key`); a
+    release not known counts as one of them, and a value that is not a number as layers (fail closed)."""
+    from stackcheck.facts.versions import version_in
+
+    if not isinstance(rule, Mapping) or config.get("model_type") not in (rule.get("model_types") or []):
+        return False
+    if sglang_version is not None and version_in(sglang_version, str(rule.get("versions"))) is False:
+        return False
+    key = str(rule.get("key"))
+    text = config.get("text_config")
+    vision = config.get(str(rule.get("subconfig")))
+    if key in config:
+        value = config[key]
+    elif isinstance(text, Mapping) and key in text:
+        value = text[key]
+    elif isinstance(vision, Mapping) and str(rule.get("subconfig_key")) in vision:
+        value = vision[str(rule.get("subconfig_key"))]
+    else:
+        return False
+    if type(value) is bool or not isinstance(value, (int, float)):
+        return value is not None
+    return value > 0
 
 
 def home_dir(env: Mapping[str, str]) -> str:
