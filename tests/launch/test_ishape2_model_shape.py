@@ -178,3 +178,18 @@ def test_gate_judges_the_draft_model(models: Path) -> None:
     # NGRAM loads no draft model: its path is read by nothing
     assert _gate(models, "llama3", "--tp", "8", "--speculative-algorithm", "NGRAM",
                  "--speculative-draft-model-path", "draft28") == []  # fmt: skip
+
+
+def test_the_moe_share_by_the_moe_tp_size() -> None:
+    # (Qwen3-30B-A3B's shape with a moe_intermediate_size written here, 1000: no published checkpoint of these
+    # architectures found failing at a usual size; 768 / 8 = 96 loads)
+    odd = {**QWEN3_30B_A3B, "moe_intermediate_size": 1000}
+    assert _shape(odd, 16, eps=[1]) == [("fail", "moe_intermediate_size")]  # (MoE TP 16: 1000 % 16 = 8)
+    assert _shape(odd, 16, eps=[2]) == []  # (MoE TP 8: 125 per rank)
+    assert _shape(odd, 16, eps=[1, 2]) == [("unknown", "moe_intermediate_size")]  # (an all-to-all backend may set 2)
+    assert _shape(QWEN3_30B_A3B, 8, eps=[1]) == [] and _shape(odd, 16, eps=None) == []
+    # GPT-OSS passes intermediate_size to its MoE layer (gpt_oss.py), not moe_intermediate_size
+    gpt = {"architectures": ["GptOssForCausalLM"], "num_attention_heads": 64, "num_key_value_heads": 8,
+           "num_local_experts": 32, "intermediate_size": 2888}  # fmt: skip
+    assert _shape(gpt, 16, eps=[1]) == [("fail", "intermediate_size")]  # (2888 % 16 = 8)
+    assert _shape({**gpt, "intermediate_size": 2880}, 16, eps=[1]) == []  # (GPT-OSS's own 2880 = 16 x 180)

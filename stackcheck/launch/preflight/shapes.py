@@ -142,6 +142,28 @@ DENSE_ARCHITECTURES = ("LlamaForCausalLM",)
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
 
+def _moe_share(
+    judged: Callable[..., None], table: Mapping[str, Any] | None, first: Any, text: Mapping[str, Any], tp: int,
+    eps: Sequence[int] | None,
+) -> None:  # fmt: skip
+    """(ishape2) The MoE layer's intermediate size (the key model.model_shape.moe_intermediate names for the
+    architecture) by the MoE TP size tp // ep at each expert parallel size SGLang may take (FusedMoE asserts it,
+    whatever the quantization). Not judged where the sizes are not known or the architecture was not read."""
+    row = table.get("moe_intermediate") if isinstance(table, Mapping) else None
+    keys = row.get("keys") if isinstance(row, Mapping) else None
+    key = keys.get(first) if isinstance(keys, Mapping) and isinstance(first, str) else None
+    size = _whole(text.get(key)) if isinstance(key, str) else None
+    if size is None or not eps:
+        return
+    every = sorted({max(1, int(e)) for e in eps})
+    moe_tps = {e: max(1, int(tp) // e) for e in every}
+    bad = [e for e in every if size % moe_tps[e]]
+    at = ", ".join(f"{moe_tps[e]} (EP {e})" for e in bad)
+    judged("moe", {key: size}, f"{key} divisible by the MoE TP size (TP / EP)",
+           f"the MoE layer's {key} {size} is not divisible by the MoE TP size {at}, at the expert parallel size",
+           bad, every)  # fmt: skip
+
+
 def _table(table: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, list[Any]]]:
     """preflight.json model.model_shape: the architectures whose dense MLP is judged, those whose MoE layers add the
     redundant experts, and each rule's sources from the table (None: LlamaForCausalLM's MLP, no redundant experts)."""
@@ -149,7 +171,7 @@ def _table(table: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str,
         return DENSE_ARCHITECTURES, (), {}
     out: list[tuple[str, ...]] = []
     extra: dict[str, list[Any]] = {}
-    for key, rule in (("dense_mlp", "dense"), ("redundant_experts", "redundant")):
+    for key, rule in (("dense_mlp", "dense"), ("redundant_experts", "redundant"), ("moe_intermediate", "moe")):
         row = table.get(key)
         row = row if isinstance(row, Mapping) else {}
         out.append(tuple(str(a) for a in row.get("architectures") or ()))
@@ -327,6 +349,7 @@ def shape_results(
         bad = [e for e in every if routed % e]
         judged("experts", {"experts": experts}, "the routed experts divisible by the expert parallel size",
                f"{experts} routed experts are not divisible by the expert parallel size", bad, every)  # fmt: skip
+    _moe_share(judged, table, first, text, tp, eps)
     size = _whole(text.get("intermediate_size"))
     if first in dense_archs and experts is None and size is not None:
         t = max(1, int(tp))
