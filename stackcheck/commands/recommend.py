@@ -231,7 +231,7 @@ class LaunchFacts(NamedTuple):
     draft_info: Any = None  # (irec3) the draft model the given launch names, read the same way (Request.draft_info)
 
 
-def fitting_tp(info: Any, gpus: int, sglang_version: str | None) -> int:
+def fitting_tp(info: Any, gpus: int, sglang_version: str | None, table: Mapping[str, Any] | None = None) -> int:
     """(ishape) The largest tensor-parallel size up to `gpus` at which the gate's model-shape check
     (preflight.shapes.shape_results: the heads and a dense MLP at that size, no expert parallelism) finds nothing
     for the model as read; `gpus` itself where none does (the line is then refused, the check named)."""
@@ -239,7 +239,7 @@ def fitting_tp(info: Any, gpus: int, sglang_version: str | None) -> int:
 
     keys = getattr(info, "attention", None)
     for tp in range(gpus, 0, -1):
-        if not shape_results(keys, info.mla, tp, [tp], None, sglang_version, "model"):
+        if not shape_results(keys, info.mla, tp, [tp], None, sglang_version, "model", table=table):
             return tp
     return gpus
 
@@ -284,7 +284,7 @@ def launch_facts(
     model_requirements = model.pop("model_requirements", None) or []
     model_info = model.pop("model_info", None)
     if every_gpu and model_info is not None and launch["tp"] > 1:  # (ishape) a size the model's shape admits
-        fitted = fitting_tp(model_info, launch["tp"], sglang_version)
+        fitted = fitting_tp(model_info, launch["tp"], sglang_version, (model_data or {}).get("model_shape"))
         if fitted != launch["tp"]:
             assumptions[-1] = (
                 f"tensor-parallel size {fitted}: the largest up to the {launch['tp']} visible GPUs that the model's "

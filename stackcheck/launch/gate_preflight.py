@@ -195,7 +195,8 @@ def run_for_gate(
     if a2a is not None:
         pre.results.append(a2a)
     # (ishape) the served model's heads, MLP and experts against the launch's TP / EP sizes
-    pre.results.extend(model_shape_results(pre.models, derived, mapping, sglang_version, flags))
+    shape_table = (data.get("model") or {}).get("model_shape")
+    pre.results.extend(model_shape_results(pre.models, derived, mapping, sglang_version, flags, shape_table))
     # the disaggregation transfer backend's package (--disaggregation-mode prefill / decode; SGLang's default backend
     # mooncake) and the HiCache storage backend's (--enable-hierarchical-cache --hicache-storage-backend)
     mode = gate.option_value(args, ("--disaggregation-mode",), flags)
@@ -1192,20 +1193,21 @@ def heads_per_gpu(heads: int, options: Mapping[str, Any], args: Sequence[str], s
     return heads // plain if not counts & set(_TRTLLM_GEN_HEADS_GAP) else None
 
 
-def launch_expert_sizes(derived: Any, flags: Any, tp: int) -> list[int] | None:
+def launch_expert_sizes(derived: Any, flags: Any, tp: int, redundant_ok: bool = False) -> list[int] | None:
     """The expert parallel sizes SGLang may build the MoE layers at for this launch: --ep-size as given (1 when not),
     and the TP size as well where an all-to-all backend is given (server_args sets ep_size to tp_size for each: 0.5.9
     server_args.py:2178-2219) or a prefill context-parallel flag is (the DeepSeek overrides set it then: 0.5.23
     arg_groups/model_overrides/deepseek_v2.py:118, :202; 0.5.9 server_args.py:1221-1225): both are offered, so such
     a launch is refused only where every size fails. None (not judged) where the count of experts SGLang builds is
     not config.json's: --ep-num-redundant-experts (added to it), --moe-data-parallel-size, an elastic EP join (another
-    storage size)."""
+    storage size). `redundant_ok` (ishape2): the sizes even with --ep-num-redundant-experts, which the caller adds
+    (launch_redundant_experts) where the architecture does."""
     from stackcheck.launch import gate
     from stackcheck.launch.refusals import EP_SPELLINGS, _whole
 
     args = derived.sglang_args
     redundant = gate.option_value(args, ("--ep-num-redundant-experts",), flags)
-    if (redundant is not None and redundant.strip() != "0") or gate.option_value(
+    if (redundant is not None and redundant.strip() != "0" and not redundant_ok) or gate.option_value(
         args, ("--moe-data-parallel-size",), flags
     ) is not None:
         return None
@@ -1226,19 +1228,40 @@ def launch_expert_sizes(derived: Any, flags: Any, tp: int) -> list[int] | None:
     return [given, tp] if (a2a is not None and a2a != "none") or prefill_cp or forced else [given]
 
 
-def model_shape_results(
-    models: Sequence[Any], derived: Any, mapping: Mapping[str, Any], version: str | None, flags: Any
-) -> list[CheckResult]:
-    """(ishape) preflight.shapes' refusals of the served model's shape at this launch's TP, attention TP and EP sizes
-    (irobust13: 33 heads at --tp 2 were allowed). One function for the gate and recommend's lines."""
+def launch_redundant_experts(derived: Any, flags: Any) -> int | None:
+    """(ishape2) --ep-num-redundant-experts as a whole number (0 when not given; None: a value argparse refuses)."""
     from stackcheck.launch import gate
-    from stackcheck.launch.preflight.shapes import shape_results
+    from stackcheck.launch.refusals import _whole
+
+    raw = gate.option_value(derived.sglang_args, ("--ep-num-redundant-experts",), flags)
+    if raw is None:
+        return 0
+    got = _whole(raw)
+    return got if got is not None and got >= 0 else None
+
+
+def model_shape_results(
+    models: Sequence[Any], derived: Any, mapping: Mapping[str, Any], version: str | None, flags: Any,
+    table: Mapping[str, Any] | None = None,
+) -> list[CheckResult]:  # fmt: skip
+    """(ishape) preflight.shapes' refusals of the served model's shape at this launch's TP, attention TP and EP sizes
+    (irobust13: 33 heads at --tp 2 were allowed). One function for the gate and recommend's lines. `table`:
+    preflight.json model.model_shape (ishape2: the dense MLPs and redundant experts read). (ishape2) A speculative
+    draft model that SGLang loads (--speculative-draft-model-path with an algorithm other than NGRAM) is judged
+    as the target is, at the target's TP and attention TP sizes (its worker builds it in the target's TP group:
+    0.5.9 speculative/eagle_worker.py:142-155; 0.5.23 draft_parallel.py resolve_draft_parallel_layout: the
+    target's attention TP size, or a whole group's with DP attention: both sizes are offered, so a draft is refused
+    only where every size fails); its experts are not judged (the draft's MoE backends are its own)."""
+    from stackcheck.launch import gate
+    from stackcheck.launch.preflight import draft_loaded
+    from stackcheck.launch.preflight.shapes import shape_results, unstated_heads
     from stackcheck.launch.refusals import _attn_tp_sizes, _whole
 
     tp_opt = derived.options.get("--tp-size")
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
     attn = _attn_tp_sizes(derived.options, derived.sglang_args, sorted(split_flags(mapping)), flags)
-    eps = launch_expert_sizes(derived, flags, tp)
+    redundant = launch_redundant_experts(derived, flags) if table is not None else 0
+    eps = launch_expert_sizes(derived, flags, tp, redundant_ok=bool(redundant))
     encoder_only = gate.option_given(derived.sglang_args, ("--encoder-only",), flags)
     # (irev83) the dense layers' TP size: --moe-dense-tp-size, or 1 where --dwdp-size > 1 sets it (0.5.23
     # arg_groups/parallel_hook.py handle_dwdp); None: the TP size
@@ -1248,11 +1271,19 @@ def model_shape_results(
     dense = 1 if dwdp is not None and (_whole(dwdp) or 0) > 1 else None if raw_dense is None else _whole(raw_dense)
     out: list[CheckResult] = []
     for info in models:
-        if str(getattr(info, "role", "")) != "model":
+        role = str(getattr(info, "role", ""))
+        if role not in ("model", "draft model") or (role != "model" and not draft_loaded(derived.options)):
             continue
         keys = getattr(info, "attention", None)
         sizes = [*eps, tp] if eps is not None and tp not in eps and _megamoe_auto(keys) else eps
-        out.extend(shape_results(keys, info.mla, tp, attn, sizes, version, f"model {info.spec}", encoder_only, dense))
+        subject = f"{role} {info.spec}"
+        unstated = unstated_heads(keys, tp, attn, subject)
+        if unstated is not None:
+            out.append(unstated)
+        out.extend(
+            shape_results(keys, info.mla, tp, attn, sizes if role == "model" else None, version, subject,
+                          encoder_only, dense, table=table, redundant=redundant or 0)
+        )  # fmt: skip
     return out
 
 

@@ -259,7 +259,8 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     found += [p for p in release_problems(d, mapping, version) if p.status == "blocked"]
     found += [p for p in release_choice_problems(d, mapping, version) if p.status == "blocked"]
     found += model_config_problems(model)
-    found += model_shape_problems(model, d, mapping, version)
+    shape_table = (ctx.manifests.preflight.get("model") or {}).get("model_shape")
+    found += model_shape_problems(model, d, mapping, version, shape_table)
     majors = known_gpu_majors(ctx.facts)
     needs = auto_backend_features(
         d, mapping, version, majors, ctx.torch_cuda(), mla if isinstance(mla, bool) else None, model.architecture,
@@ -319,7 +320,9 @@ def model_config_problems(model: ModelSeen) -> list[Any]:
     ]
 
 
-def model_shape_problems(model: ModelSeen, d: Any, mapping: Any, version: str | None) -> list[Any]:
+def model_shape_problems(
+    model: ModelSeen, d: Any, mapping: Any, version: str | None, table: Mapping[str, Any] | None = None
+) -> list[Any]:
     """(ishape) The gate preflight's model-shape refusals for this line (gate_preflight.model_shape_results, the
     gate's own function: the heads, the dense MLP and the experts at the line's TP / attention TP / EP sizes), as
     gate_problems' Problems, so that no --tp is proposed that SGLang's divisibility asserts refuse. None where the
@@ -329,7 +332,7 @@ def model_shape_problems(model: ModelSeen, d: Any, mapping: Any, version: str | 
 
     if model.info is None:
         return []
-    results = model_shape_results([model.info], d, mapping, version, reading_flags(mapping, version))
+    results = model_shape_results([model.info], d, mapping, version, reading_flags(mapping, version), table)
     return [
         Problem(r.check, "unknown" if r.status == "unknown" else "blocked", None, str(r.message), r.source)
         for r in results

@@ -5,10 +5,12 @@ the model, before any weight loads, read in the 0.5.9 and 0.5.23 wheels (pip dow
   assert; the model modules assert the same: llama.py, qwen3_moe.py, deepseek_v2.py for MLA's query heads);
 - a dense MLP's intermediate_size by the TP size (MergedColumnParallelLinear / RowParallelLinear `divide`), and its
   share per rank by a block-FP8 checkpoint's weight_block_size (Fp8LinearMethod.validate_block_quant_shapes:
-  ValueError 'is not divisible by weight quantization block_n / block_k'); judged for LlamaForCausalLM,
-  MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM, whose MLP was read (the MoE experts' share is
-  launch.json's refusal fp8-block-moe-tp-split);
-- the routed experts by the expert parallel size (FusedMoE.__init__ asserts it);
+  ValueError 'is not divisible by weight quantization block_n / block_k'); judged for the architectures whose MLP
+  was read (preflight.json model.model_shape.dense_mlp: Llama, Mistral, Phi-3, Qwen2, Qwen3, Gemma 2 / 3, GLM-4;
+  and DENSE_ARCHITECTURES here: Llama, Mistral, Qwen2, Qwen3, Qwen2-VL, Qwen2.5-VL, read by irobust15; the MoE
+  experts' share is launch.json's refusal fp8-block-moe-tp-split);
+- the routed experts by the expert parallel size (FusedMoE.__init__ asserts it), with --ep-num-redundant-experts
+  added where the architecture adds them (model.model_shape.redundant_experts; another: not judged);
 - a head count or size in config.json that is not a positive whole number (NaN, true, 32.5, "128"): unknown, naming
   the key (SGLang takes the attribute as the config class gives it; transformers' handling of such a value is not
   read here, so never a pass).
@@ -35,8 +37,9 @@ SHAPE_CHECK = "model-shape"
 #: the check ids this module's results carry (gate_preflight.preflight_checks reads them)
 CHECK_IDS = (SHAPE_CHECK,)
 
-#: the releases whose sources were read (0.5.9, 0.5.23) and those between them (inferred: the same code in both);
-#: a release outside them makes a failing shape unknown, not failed
+#: the releases whose sources were read (0.5.9, 0.5.14, 0.5.18, 0.5.23: ishape2 read the middle two's linear.py, MoE
+#: layer, fp8 / awq / gptq checks and model classes, the same code) and those between them (inferred from the reads on
+#: each side); a release outside them makes a failing shape unknown, not failed
 READ_VERSIONS = ">=0.5.9,<=0.5.23"
 
 _WHEEL_09 = "https://pypi.org/project/sglang/0.5.9/"
@@ -51,6 +54,22 @@ _DENSE_MODELS = {
     "unless --encoder-only, qwen2_5_vl.py (0.5.9 :602-603, 0.5.23 :719-720)",
     "url": _WHEEL_23,
 }
+_MIDDLE = [
+    {
+        "title": "sglang 0.5.14 wheel (ishape2): srt/layers/linear.py:949-954 (QKVParallelLinear), :350 and :1396 "
+        "(divide by tp_size), srt/distributed/utils.py:59-70 (divide asserts), srt/layers/quantization/fp8.py:369-406 "
+        "(validate_block_quant_shapes), awq/schemes/awq_linear.py:41, gptq/schemes/gptq_linear.py:50, "
+        "srt/layers/moe/fused_moe_triton/layer.py:210 (assert (num_experts - num_shared_slots) % moe_ep_size == 0)",
+        "url": "https://pypi.org/project/sglang/0.5.14/",
+    },
+    {
+        "title": "sglang 0.5.18 wheel (ishape2): srt/layers/linear.py:1000-1005 (QKVParallelLinear at kv_tp_size, "
+        "tp_size when not given), :362 and :1465, srt/distributed/utils.py:53-64, srt/layers/quantization/fp8.py:"
+        "485-522, awq_linear.py:41, gptq_linear.py:50, srt/layers/moe/fused_moe_triton/layer.py:294-305 (assert "
+        "_num_global_routed % storage_ep_size == 0)",
+        "url": "https://pypi.org/project/sglang/0.5.18/",
+    },
+]
 SOURCES: dict[str, list[dict[str, str]]] = {
     "heads": [
         {
@@ -192,6 +211,79 @@ PER_LAYER_ARCHITECTURES = ("Gemma3nForCausalLM", "Gemma3nForConditionalGeneratio
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
 
+def _moe_share(
+    judged: Callable[..., None], table: Mapping[str, Any] | None, first: Any, text: Mapping[str, Any], tp: int,
+    eps: Sequence[int] | None,
+) -> None:  # fmt: skip
+    """(ishape2) The MoE layer's intermediate size (the key model.model_shape.moe_intermediate names for the
+    architecture) by the MoE TP size tp // ep at each expert parallel size SGLang may take (FusedMoE asserts it,
+    whatever the quantization). Not judged where the sizes are not known or the architecture was not read."""
+    row = table.get("moe_intermediate") if isinstance(table, Mapping) else None
+    keys = row.get("keys") if isinstance(row, Mapping) else None
+    key = keys.get(first) if isinstance(keys, Mapping) and isinstance(first, str) else None
+    size = _whole(text.get(key)) if isinstance(key, str) else None
+    if size is None or not eps:
+        return
+    every = sorted({max(1, int(e)) for e in eps})
+    moe_tps = {e: max(1, int(tp) // e) for e in every}
+    bad = [e for e in every if size % moe_tps[e]]
+    at = ", ".join(f"{moe_tps[e]} (EP {e})" for e in bad)
+    judged("moe", {key: size}, f"{key} divisible by the MoE TP size (TP / EP)",
+           f"the MoE layer's {key} {size} is not divisible by the MoE TP size {at}, at the expert parallel size",
+           bad, every)  # fmt: skip
+
+
+def _table(table: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, list[Any]]]:
+    """preflight.json model.model_shape: the architectures whose dense MLP is judged, those whose MoE layers add the
+    redundant experts, and each rule's sources from the table (None: LlamaForCausalLM's MLP, no redundant experts)."""
+    if not isinstance(table, Mapping):
+        return DENSE_ARCHITECTURES, (), {}
+    out: list[tuple[str, ...]] = []
+    extra: dict[str, list[Any]] = {}
+    for key, rule in (("dense_mlp", "dense"), ("redundant_experts", "redundant"), ("moe_intermediate", "moe")):
+        row = table.get(key)
+        row = row if isinstance(row, Mapping) else {}
+        out.append(tuple(str(a) for a in row.get("architectures") or ()))
+        extra[rule] = list(row.get("source") or [])
+    return out[0], out[1], extra
+
+
+def unstated_heads(
+    keys: Mapping[str, Any] | None, tp: int, attn_tps: Sequence[int], subject: str
+) -> CheckResult | None:
+    """(ishape2) num_attention_heads not stated where SGLang reads it (the text sub-config where config.json has one,
+    else the top level) at a TP or attention TP size above 1: the transformers config class's default (or the
+    parent's value, which SGLang does not read for a text sub-config) decides how the heads split, and it is not read
+    here: unknown, never an ok. At TP 1 nothing is split, and a config.json not read gives no result. (The gate's;
+    recommend's fitting TP reads shape_results alone, which gives nothing here.)"""
+    if keys is None:
+        return None
+    text = _text(keys)
+    sizes = sorted({max(1, int(tp)), *(max(1, int(t)) for t in attn_tps)})
+    if "num_attention_heads" in text or max(sizes, default=1) <= 1:
+        return None
+    sub = next((k for k in TEXT_CONFIG_KEYS if isinstance(keys.get(k), Mapping)), None)
+    sub = sub or next((k for k in TEXT_CONFIG_KEYS if k in keys), None)
+    where = f"its {sub}" if sub is not None else "config.json"
+    also = (
+        f" (config.json's top level states {_shown(keys['num_attention_heads'])}, which SGLang does not read for a "
+        f"model with a {sub})"
+        if sub is not None and "num_attention_heads" in keys
+        else ""
+    )
+    if sub is not None and not isinstance(keys.get(sub), Mapping):
+        where = f"config.json's {sub} ({_shown(keys.get(sub))}, not an object)"
+    split = ", ".join(str(s) for s in sizes if s > 1)
+    return CheckResult(
+        SHAPE_CHECK, "unknown", {"num_attention_heads": None, "sizes": [s for s in sizes if s > 1]},
+        "num_attention_heads stated, divisible by the attention TP size",
+        f"{subject}: {where} states no num_attention_heads{also}: SGLang splits the query heads by the attention TP "
+        f"size ({split}) as it builds the model, and the config class's default that then decides is not read here. "
+        "Write the checkpoint's own num_attention_heads",
+        [*SOURCES["heads"], *_MIDDLE],
+    )  # fmt: skip
+
+
 def _whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -280,6 +372,9 @@ def shape_results(
     subject: str,
     encoder_only: bool = False,
     dense_tp: int | None = None,
+    *,
+    table: Mapping[str, Any] | None = None,
+    redundant: int = 0,
 ) -> list[CheckResult]:
     """The refusals of the model's shape for this launch (check model-shape). `keys`: config.json's keys as the
     preflight read them (model.attention_keys; None: not read, no result). `mla`: whether SGLang serves it as MLA
@@ -288,7 +383,10 @@ def shape_results(
     attention further); `eps`: the expert parallel sizes SGLang may take (None: not known, the experts rule not
     judged); `encoder_only`: the launch gives --encoder-only (ENCODER_ONLY_SKIPS build no MLP then); `dense_tp`: the
     TP size of DENSE_LAYER_ARCHITECTURES' dense layers (--moe-dense-tp-size; None: the TP size). Fail on a
-    release read (READ_VERSIONS), unknown on another."""
+    release read (READ_VERSIONS), unknown on another. `table`: preflight.json model.model_shape (the architectures
+    whose dense MLP and redundant experts were read, beside DENSE_ARCHITECTURES; None: DENSE_ARCHITECTURES alone,
+    redundant experts not judged); `redundant`: --ep-num-redundant-experts (added to the routed experts where the
+    architecture adds it, else the experts rule is not judged)."""
     if keys is None:
         return []
     from stackcheck.facts.versions import version_in
@@ -316,6 +414,9 @@ def shape_results(
                 )
             ]  # fmt: skip
     out: list[CheckResult] = []
+    archs = keys.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs else None
+    dense_archs, redundant_archs, extra = _table(table)
     sizes = sorted({max(1, int(tp)), *(max(1, int(t)) for t in attn_tps)})
 
     def judged(
@@ -337,13 +438,11 @@ def shape_results(
                 SHAPE_CHECK, status, {**observed, "sizes": bad}, required,
                 f"{subject}: {what} at {at}{also}: SGLang raises while building the model on every GPU, and the "
                 f"server does not start{where}",
-                SOURCES[rule],
+                [*SOURCES.get(rule, SOURCES["experts"]), *_MIDDLE, *extra.get(rule, [])],
             )
         )  # fmt: skip
 
     heads = _whole(text.get("num_attention_heads"))
-    # (no num_attention_heads stated: the config class's default decides, not read here; no result, never an ok. An
-    # unknown here refused every minimal config.json the suite's recommend cases write at TP > 1: left to the lead)
     if heads is not None:
         bad = [t for t in sizes if heads % t]
         what = f"{heads} query heads (num_attention_heads) are not divisible by the attention TP size"
@@ -358,11 +457,20 @@ def shape_results(
                    bad, sizes)  # fmt: skip
     experts = next((text.get(k) for k in EXPERT_KEYS if text.get(k) is not None), None)
     routed = _whole(experts)
-    if routed is not None and eps:
+    if routed is not None and eps and redundant > 0 and first in redundant_archs:
+        every = sorted({max(1, int(e)) for e in eps})
+        total = routed + redundant
+        bad = [e for e in every if total % e]
+        judged("redundant", {"experts": experts, "ep_num_redundant_experts": redundant},
+               "the routed experts plus --ep-num-redundant-experts divisible by the expert parallel size",
+               f"{experts} routed experts + {redundant} redundant experts (--ep-num-redundant-experts) = {total} are "
+               "not divisible by the expert parallel size", bad, every)  # fmt: skip
+    elif routed is not None and eps and redundant <= 0:
         every = sorted({max(1, int(e)) for e in eps})
         bad = [e for e in every if routed % e]
         judged("experts", {"experts": experts}, "the routed experts divisible by the expert parallel size",
                f"{experts} routed experts are not divisible by the expert parallel size", bad, every)  # fmt: skip
+    _moe_share(judged, table, first, text, tp, eps)
     if layers is not None:
         t = max(1, int(tp))
         odd = sorted({n for n in layers if n % t})
@@ -371,7 +479,11 @@ def shape_results(
                    f"the per-layer MLP intermediate_size {', '.join(map(str, odd))} is not divisible by the TP size",
                    [t], [t])  # fmt: skip
     size = _whole(text.get("intermediate_size"))
-    dense = first in DENSE_ARCHITECTURES and not (encoder_only and first in ENCODER_ONLY_SKIPS) and experts is None
+    dense = (
+        (first in DENSE_ARCHITECTURES or first in dense_archs)
+        and not (encoder_only and first in ENCODER_ONLY_SKIPS)
+        and experts is None
+    )
     # (irev83) a DeepSeek MoE's first_k_dense_replace layers: the same two layers, at --moe-dense-tp-size's size
     layered = first in DENSE_LAYER_ARCHITECTURES and _whole(text.get("first_k_dense_replace")) is not None
     if (dense or layered) and size is not None:
