@@ -1355,6 +1355,19 @@ def _decode_side(values: Mapping[str, Any]) -> Any:
     return "dsa" if values.get("model_dsa") is True and none_given else values.get("attention_backend")
 
 
+def _verify_side(values: Mapping[str, Any], mode: str | None) -> Any:
+    """The attention backend that runs a speculative target verify: the decode side (_decode_side) where
+    --speculative-attention-mode is decode, else the prefill side: the prefill flag, else --attention-backend, else the
+    attention backend value (the equal split, or SGLang's pick: _AutoBackend). The DeepSeek MLA forward picks its
+    method by the same side (models/deepseek_v2.py dispatch_attn_forward_method, 0.5.12:1554-1562)."""
+    if mode == "decode":
+        return _decode_side(values)
+    for key in ("prefill_attention_backend", "attention_backend_given"):
+        if values.get(key) is not None:
+            return values[key]
+    return values.get("attention_backend")
+
+
 def _elastic_ep_scaling(d: Derived, declared: set[str] | None, tp_size: int) -> Any:
     """Whether SGLang's Elastic EP scale-up is on (an --elastic-ep-backend other than none and an --max-ep-size
     larger than the TP size: its parallel hook's scaling_active); unknown for an --max-ep-size not a whole number."""
@@ -1445,6 +1458,10 @@ def _entry_free_values(
     # dsa (no attention flag at all), else the equal split or SGLang's own pick (_AutoBackend), for the rule on the
     # DeepSeek MLA forward's DCP decode (it unpacks an LSE the decode backend must return)
     values["mla_dcp_decode_backend"] = _decode_side(values)
+    # imend20: the backend that runs a speculative target verify (the prefill side unless --speculative-attention-mode
+    # decode), for the rule on the FlashAttention backend's FA3-only MLA verify branch (fa4, SGLang 0.5.8-0.5.16)
+    mode = option_value(d.sglang_args, ("--speculative-attention-mode",), declared)
+    values["mla_verify_backend"] = _verify_side(values, mode)
     # (irev72: --enable-hicache, 0.5.23's alias of the flag, one dest: arg_groups/fields/memory.py:98-101)
     values["hierarchical_cache"] = any(f in values["flags_given"] for f in ("--enable-hierarchical-cache",
                                                                            "--enable-hicache"))  # fmt: skip
@@ -2465,6 +2482,8 @@ _AUTO_WORDS = {
     "attention_backend": "the attention backend SGLang picks for the GPU and the model (give --attention-backend)",
     "mla_dcp_decode_backend": "the decode attention backend SGLang picks for the GPU and the model (give "
     "--attention-backend or --decode-attention-backend)",
+    "mla_verify_backend": "the attention backend SGLang picks for the GPU and the model, which runs the target verify "
+    "(give --attention-backend or --prefill-attention-backend)",
     "model_architecture": "the model's architecture, which the gate could not read (make its config.json readable)",
     "moe_ep_below_tp": "the expert parallel size, which the gate could not read (give --ep-size as a whole number)",
     "model_mla": "whether this SGLang runs the model as MLA, which the gate could not tell (its config.json not read, "
