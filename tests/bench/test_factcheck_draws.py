@@ -97,6 +97,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "67": ("eeac236182afe87d039ba0fac5605bf29549259c", None),  # drawn in the tree of eeac2361 (the draw commit's
     # parent) with the script as committed (population o 895: audit's ok features and checks on the SM100 / SM103 /
     # SM120 / SM121 case boxes at 0.5.20-0.5.23, 4 drawn before left out; about 5 s)
+    "70": ("3468a612cac25b46e142fa04be0e1a68e027c28b", None),  # drawn in the tree of 3468a612 (the draw commit's
+    # parent) with the script as committed (populations s 18, u 4, d 42, c 33; about 100 s on the shared box)
 }
 DEFAULT = ("27",)
 
