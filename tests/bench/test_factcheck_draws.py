@@ -104,6 +104,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # parent) with the script as committed (population o 1,466: audit's ok features and checks on the H100 / H200 /
     # H20 / H800 / L40S / RTX 4090 / A100 / A10 / RTX 3090 case boxes at 0.5.10, 0.5.12, 0.5.14, 0.5.17, 0.5.19, 3
     # drawn before left out; about 32 s)
+    "70": ("3468a612cac25b46e142fa04be0e1a68e027c28b", None),  # drawn in the tree of 3468a612 (the draw commit's
+    # parent) with the script as committed (populations s 18, u 4, d 42, c 33; about 100 s on the shared box)
 }
 DEFAULT = ("27",)
 

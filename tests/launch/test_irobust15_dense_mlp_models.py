@@ -157,7 +157,10 @@ def test_a_thinker_config_text_config_is_judged() -> None:
             "thinker_config": {"model_type": "qwen3_omni_moe_thinker", "text_config": text}}  # fmt: skip
     assert ("fail", "num_attention_heads") in _shape(omni, 3)  # (before: [])
     got = shape_results(attention_keys(omni), False, 8, [8], [3], "0.5.23", "model m")
-    assert [(r.status, next(iter(r.observed))) for r in got] == [("fail", "experts")]  # (128 % 3; before: [])
+    assert [(r.status, next(iter(r.observed))) for r in got] == [
+        ("fail", "experts"),  # (128 % 3; before: [])
+        ("fail", "thinker_config.audio_config.encoder_attention_heads"),  # (ifc70: 20 audio heads at 8)
+    ]
     assert _shape(omni, 4) == []
     # a Llava*ForCausalLM is read at the top level (SGLang returns the whole config for it)
     llava = {"architectures": ["LlavaLlamaForCausalLM"], "model_type": "llava", "num_attention_heads": 32,

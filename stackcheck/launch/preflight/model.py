@@ -1056,6 +1056,9 @@ ATTENTION_KEYS = (
     "topk_method", "routing_method_type", "expert_selection_fn", "enable_moe_block", "first_k_dense_replace",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
+#: (ifc70) an encoder sub-config's head count, kept where config.json states it: Qwen3-Omni's thinker builds its audio
+#: and vision encoders' attention split by the attention TP size (shapes.py: omni-encoders)
+ENCODER_HEAD_KEYS = {"audio_config": "encoder_attention_heads", "vision_config": "num_heads"}
 
 
 def group0_weights(config: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -1102,6 +1105,10 @@ def attention_keys(config: Mapping[str, Any]) -> dict[str, Any]:
     """config.json's attention keys as written, and those of its text sub-configs (absent keys stay absent: a value
     the transformers config class would default is not known here)."""
     out: dict[str, Any] = {k: config[k] for k in ATTENTION_KEYS if k in config}
+    for key, head in ENCODER_HEAD_KEYS.items():
+        sub = config.get(key)
+        if key in config:
+            out[key] = {head: sub[head]} if isinstance(sub, dict) and head in sub else {}
     for key in TEXT_CONFIG_KEYS:
         sub = config.get(key)
         if key in config:

@@ -174,7 +174,34 @@ SOURCES: dict[str, list[dict[str, str]]] = {
             "url": _WHEEL_23,
         },
     ],
+    "omni-encoders": [
+        {
+            "title": "sglang 0.5.9 wheel: srt/models/qwen3_omni_moe.py:61 and :429 (the thinker always builds "
+            "Qwen3OmniMoeAudioEncoder, its layers' VisionAttention with num_heads=config.encoder_attention_heads), "
+            "srt/layers/attention/vision.py:600-609 (tp_size = the attention TP size; dist_utils.divide(num_heads, "
+            "tp_size) asserts), srt/configs/qwen3_omni.py:14 (encoder_attention_heads=20 where audio_config does not "
+            "state it)",
+            "url": _WHEEL_09,
+        },
+        {
+            "title": "sglang 0.5.23 wheel: srt/models/qwen3_omni_moe.py:83-100 and :496-502 (audio tower and vision "
+            "encoder always built), srt/layers/attention/vision.py:1123-1137 (divide by attn_tp_size, an assert), "
+            "srt/configs/update_config.py:343-390 (the heads padded to the TP size on CPU only: "
+            "model_executor/model_runner.py:1301-1304); transformers 5.19.0 configuration_qwen3_omni_moe.py:59 "
+            "(encoder_attention_heads 20), :98 (vision num_heads 16), :246-247 (audio_config None: the defaults)",
+            "url": _WHEEL_23,
+        },
+        {
+            "title": "vllm-project/vllm-omni PR #4322: Qwen3-Omni audio encoder init failure at TP=8 (20 heads not "
+            "divisible by the TP size)",
+            "url": "https://github.com/vllm-project/vllm-omni/pull/4322",
+        },
+    ],
 }
+#: (ifc70) Qwen3-Omni's encoders as SGLang builds them at every launch: their head key and the config classes'
+#: default where config.json does not state it (SGLang's configs/qwen3_omni.py and transformers 5.19.0 agree)
+OMNI_ARCHITECTURES = ("Qwen3OmniMoeForConditionalGeneration",)
+OMNI_ENCODERS = (("audio_config", "encoder_attention_heads", 20), ("vision_config", "num_heads", 16))
 
 STRICT_SOURCE = [
     {
@@ -471,6 +498,20 @@ def shape_results(
         judged("experts", {"experts": experts}, "the routed experts divisible by the expert parallel size",
                f"{experts} routed experts are not divisible by the expert parallel size", bad, every)  # fmt: skip
     _moe_share(judged, table, first, text, tp, eps)
+    thinker = keys.get("thinker_config")
+    if first in OMNI_ARCHITECTURES and isinstance(thinker, Mapping):
+        for sub_key, head_key, default in OMNI_ENCODERS:
+            sub = thinker.get(sub_key)
+            stated = sub.get(head_key) if isinstance(sub, Mapping) else None
+            count: int | None = default if stated is None else _whole(stated)
+            if count is None:
+                continue
+            bad = [t for t in sizes if count % t]
+            how = "stated" if stated is not None else "the config class's default, config.json states none"
+            judged("omni-encoders", {f"thinker_config.{sub_key}.{head_key}": count}, f"the {sub_key[:-7]} encoder's "
+                   "heads divisible by the attention TP size", f"the {sub_key[:-7]} encoder's {count} heads "
+                   f"(thinker_config.{sub_key}.{head_key}, {how}) are not divisible by the attention TP size",
+                   bad, sizes)  # fmt: skip
     if layers is not None:
         t = max(1, int(tp))
         odd = sorted({n for n in layers if n % t})
