@@ -62,6 +62,14 @@ GEMMA3_4B: dict[str, Any] = {
                     "num_hidden_layers": 34, "sliding_window": 1024},
     "vision_config": {"hidden_size": 1152, "model_type": "siglip_vision_model", "num_attention_heads": 16},
 }  # fmt: skip
+#: (the twenty-first session) llava-v1.6-mistral-7b-hf's shape: its text_config (model_type mistral) states no
+#: num_attention_heads either, and MistralConfig's default is not read here (HEAD_DEFAULTS lists gemma3_text only)
+LLAVA_MISTRAL: dict[str, Any] = {
+    "architectures": ["LlavaNextForConditionalGeneration"], "model_type": "llava_next",
+    "text_config": {"architectures": ["MistralForCausalLM"], "intermediate_size": 14336, "model_type": "mistral",
+                    "num_key_value_heads": 8},
+    "vision_config": {"hidden_size": 1024, "model_type": "clip_vision_model", "num_attention_heads": 16},
+}  # fmt: skip
 QWEN25_7B: dict[str, Any] = {
     "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
     "num_key_value_heads": 4, "intermediate_size": 18944,
@@ -117,11 +125,13 @@ def test_redundant_experts_are_added_to_the_routed_ones() -> None:
 
 
 def test_unstated_heads_are_unknown_above_tp_1() -> None:
-    got = unstated_heads(attention_keys(GEMMA3_4B), 2, [2], "model m")
+    got = unstated_heads(attention_keys(LLAVA_MISTRAL), 2, [2], "model m")
     assert got is not None and got.status == "unknown" and "text_config states no num_attention_heads" in got.message
-    assert unstated_heads(attention_keys(GEMMA3_4B), 1, [1], "model m") is None
+    assert unstated_heads(attention_keys(LLAVA_MISTRAL), 1, [1], "model m") is None
     assert unstated_heads(attention_keys(LLAMA3), 8, [8], "model m") is None
-    top = {**GEMMA3_4B, "num_attention_heads": 8}  # (the top level's count: SGLang reads the text config's)
+    # (the twenty-first session) gemma-3-4b-it's text config states none, and Gemma3TextConfig's default (8 / 4) is read
+    assert unstated_heads(attention_keys(GEMMA3_4B), 2, [2], "model m") is None
+    top = {**LLAVA_MISTRAL, "num_attention_heads": 8}  # (the top level's count: SGLang reads the text config's)
     got = unstated_heads(attention_keys(top), 2, [2], "model m")
     assert got is not None and "top level states 8" in got.message
     assert unstated_heads(None, 2, [2], "model m") is None
@@ -133,6 +143,7 @@ MODELS: dict[str, dict[str, Any]] = {
     "qwen3-4b-fp8": QWEN3_4B_FP8,
     "qwen3-30b-a3b": QWEN3_30B_A3B,
     "gemma-3-4b-it": GEMMA3_4B,
+    "llava-mistral": LLAVA_MISTRAL,
     "llama3": LLAMA3,
     "draft28": {**QWEN25_7B, "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama"},
     "draft32": {**LLAMA3, "architectures": ["LlamaForCausalLMEagle3"]},
@@ -166,8 +177,11 @@ def test_gate_judges_redundant_experts(models: Path) -> None:
 
 
 def test_gate_leaves_unstated_heads_unknown(models: Path) -> None:
-    assert _gate(models, "gemma-3-4b-it", "--tp", "2") == ["unknown"]  # (before: no result)
-    assert _gate(models, "gemma-3-4b-it", "--tp", "1") == []
+    assert _gate(models, "llava-mistral", "--tp", "2") == ["unknown"]  # (before: no result)
+    assert _gate(models, "llava-mistral", "--tp", "1") == []
+    # (the twenty-first session) Gemma3TextConfig's defaults, 8 query / 4 KV heads, split at --tp 2, 4 and 8
+    assert _gate(models, "gemma-3-4b-it", "--tp", "2") == []
+    assert _gate(models, "gemma-3-4b-it", "--tp", "8") == []
 
 
 def test_gate_judges_the_draft_model(models: Path) -> None:
@@ -193,3 +207,19 @@ def test_the_moe_share_by_the_moe_tp_size() -> None:
            "num_local_experts": 32, "intermediate_size": 2888}  # fmt: skip
     assert _shape(gpt, 16, eps=[1]) == [("fail", "intermediate_size")]  # (2888 % 16 = 8)
     assert _shape({**gpt, "intermediate_size": 2880}, 16, eps=[1]) == []  # (GPT-OSS's own 2880 = 16 x 180)
+
+
+def test_a_text_config_without_heads_takes_its_config_class_default() -> None:
+    """(the twenty-first session) ishape2's unknown refused gemma-3-4b-it above TP 1, whose text_config states no head
+    counts: SGLang builds it from transformers' Gemma3TextConfig, whose defaults are 8 query and 4 KV heads
+    (configuration_gemma3.py, 4.57.1 and 5.8.1): judged with them, the source named."""
+    keys = attention_keys(GEMMA3_4B)
+    assert _shape(GEMMA3_4B, 4) == []
+    got = shape_results(keys, False, 16, [16], None, "0.5.23", "model m", table=TABLE)
+    heads = [r for r in got if r.observed.get("num_attention_heads") == 8]
+    assert heads and heads[0].status == "fail" and "the config class's default" in heads[0].message
+    assert any("configuration_gemma3.py" in s["title"] for s in heads[0].source)
+    # a stated count wins over the default
+    stated = {**GEMMA3_4B, "text_config": {**GEMMA3_4B["text_config"], "num_attention_heads": 12}}
+    got = shape_results(attention_keys(stated), False, 8, [8], None, "0.5.23", "model m", table=TABLE)
+    assert [r.observed.get("num_attention_heads") for r in got] == [12]

@@ -236,6 +236,19 @@ DENSE_LAYER_ARCHITECTURES = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 #: list of whole numbers is their config's own shape, each layer's MLP split by the full TP size as Llama's
 PER_LAYER_ARCHITECTURES = ("Gemma3nForCausalLM", "Gemma3nForConditionalGeneration")
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
+#: the head counts a transformers config class gives a text config that states none, by its model_type: (query heads,
+#: KV heads). SGLang builds the model from that class, so its default is what the TP size splits (gemma-3-4b-it's
+#: text_config states neither: 8 and 4). A model_type not listed: unstated_heads' unknown.
+HEAD_DEFAULTS: dict[str, tuple[int, int]] = {"gemma3_text": (8, 4)}
+HEAD_DEFAULTS_SOURCE = [
+    {
+        "title": "transformers 4.57.1 wheel (the pin of SGLang 0.5.9; pip download --no-deps 2026-12-07): "
+        "models/gemma3/configuration_gemma3.py:175-176 (Gemma3TextConfig.__init__ num_attention_heads=8, "
+        "num_key_value_heads=4); transformers 5.8.1 wheel: :81-82 (the same class attributes); 5.19.0 (the pin of "
+        "0.5.22-0.5.23) not read, taken to keep them",
+        "url": "https://pypi.org/project/transformers/4.57.1/",
+    }
+]
 
 
 def _moe_share(
@@ -285,7 +298,7 @@ def unstated_heads(
     recommend's fitting TP reads shape_results alone, which gives nothing here.)"""
     if keys is None:
         return None
-    text = _text(keys)
+    text = _with_head_defaults(_text(keys))
     sizes = sorted({max(1, int(tp)), *(max(1, int(t)) for t in attn_tps)})
     if "num_attention_heads" in text or max(sizes, default=1) <= 1:
         return None
@@ -320,6 +333,16 @@ def _per_layer(value: Any) -> list[int] | None:
     if not isinstance(value, list) or not value or any(_whole(v) is None for v in value):
         return None
     return list(value)
+
+
+def _with_head_defaults(text: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`text` with HEAD_DEFAULTS' head counts where it states no num_attention_heads and its model_type is listed
+    (the KV heads' default only where it states none either)."""
+    found = HEAD_DEFAULTS.get(str(text.get("model_type"))) if "num_attention_heads" not in text else None
+    if found is None:
+        return text
+    heads, kv = found
+    return {**text, "num_attention_heads": heads, "num_key_value_heads": text.get("num_key_value_heads", kv)}
 
 
 def _text(keys: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -418,7 +441,7 @@ def shape_results(
         return []
     from stackcheck.facts.versions import version_in
 
-    text = _text(keys)
+    text = _with_head_defaults(_text(keys))
     read = sglang_version is not None and version_in(sglang_version, READ_VERSIONS) is True
     release = f"SGLang {sglang_version}" if sglang_version is not None else "SGLang (release not known)"
     archs = keys.get("architectures")
@@ -472,7 +495,11 @@ def shape_results(
     heads = _whole(text.get("num_attention_heads"))
     if heads is not None:
         bad = [t for t in sizes if heads % t]
-        what = f"{heads} query heads (num_attention_heads) are not divisible by the attention TP size"
+        defaulted = "num_attention_heads" not in _text(keys)
+        if defaulted:
+            extra = {**extra, "heads": [*extra.get("heads", []), *HEAD_DEFAULTS_SOURCE]}
+        named = "the config class's default, config.json states none" if defaulted else "num_attention_heads"
+        what = f"{heads} query heads ({named}) are not divisible by the attention TP size"
         judged("heads", {"num_attention_heads": heads}, "num_attention_heads divisible by the attention TP size",
                what, bad, sizes)  # fmt: skip
         kv = _whole(next((text.get(k) for k in KV_KEYS if text.get(k) is not None), None))
