@@ -155,8 +155,9 @@ def test_plain_text_when_piped_and_no_color() -> None:
     # on this SM120 box with SGLang 0.5.9; memory-saver (iunc3): unknown, the saved packages list did not look for
     # torch-memory-saver; moe-a2a-deepep (round twelve): not applicable, DeepEP is not installed here;
     # attention-dsa-fa3 (igap13): blocked (FA3 has no SM120 kernel); mm-attention-flashinfer-cudnn (icubin2): blocked
-    # (its --mm-attention-backend choice is from 0.5.10)
-    assert "features: 25 blocked, 3 unknown, 4 ok" in proc.stdout
+    # (its --mm-attention-backend choice is from 0.5.10); linear-attn-cutedsl (icute2): blocked (its
+    # --linear-attn-backend flag is from 0.5.10)
+    assert "features: 26 blocked, 3 unknown, 4 ok" in proc.stdout
     assert re.search(r"^✗ torch-symm-mem +crash ", proc.stdout, re.M)
     # blocked features come first
     features = proc.stdout.split("features:", 1)[1].split("stack checks:", 1)[0]

@@ -474,6 +474,8 @@ ROPE_THETA_FILE_DEFAULT = "rope-theta-file-default"
 DSV2_SOFTMAX_ROUTING = "moe-trtllm-deepseek-softmax-routing"
 #: (imodel4) Gemma 4's gelu experts on the trtllm-gen runner: no argument check, the model file and the runner's lists
 GEMMA4_GELU_EXPERTS = "moe-trtllm-gelu-experts"
+#: (imend20) an MLA target verify on fa4: no argument check, the FlashAttention backend's FA3-only assert
+MLA_FA4_VERIFY = "mla-fa4-speculative-verify-fa3-only"
 EXAONE4_FILE = "sglang/srt/models/exaone4.py"
 QUANT_REGISTRY = "sglang/srt/layers/quantization/__init__.py"
 DIRECT_HELP = "`direct` (single-node NVLink)"
@@ -782,6 +784,13 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
                 fp4_takes = fp4 is not None and '"gelu"' in fp4.group(1)
                 assert ("modelopt_fp4" in entry["trtllm_moe_activation"]["right"]) is fp4_takes, version
             continue
+        if rule["id"] == MLA_FA4_VERIFY:  # the backend's absorbed MLA branch asserts FA3 where the rule applies
+            asserts = any("Only FA3 support here" in b for b in module(version, FA3_BACKEND).values())
+            if entry["applies"]:
+                assert asserts, version
+            elif version_in(version, ">=0.5.17") is True:
+                assert not asserts, version  # the assert is gone: nothing refuses fa4's verify there
+            continue  # (below 0.5.8 the rule was not read: it does not apply)
         if rule["id"] == TILELANG_CUDA_KERNEL:  # the kernel's CUDA branch, and no argument check before it
             checked = any(text in body for text in TILELANG_ARG_CHECKS for body in code.values())
             if entry["applies"]:

@@ -291,11 +291,12 @@ def _table(table: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str,
 def unstated_heads(
     keys: Mapping[str, Any] | None, tp: int, attn_tps: Sequence[int], subject: str
 ) -> CheckResult | None:
-    """(ishape2) num_attention_heads not stated where SGLang reads it (the text sub-config where config.json has one,
-    else the top level) at a TP or attention TP size above 1: the transformers config class's default (or the
-    parent's value, which SGLang does not read for a text sub-config) decides how the heads split, and it is not read
-    here: unknown, never an ok. At TP 1 nothing is split, and a config.json not read gives no result. (The gate's;
-    recommend's fitting TP reads shape_results alone, which gives nothing here.)"""
+    """(ishape2) num_attention_heads not stated where SGLang reads it (the text sub-config where config.json has one;
+    a top-level config stating none is not judged: see below) at a TP or attention TP size above 1: the
+    transformers config class's default (or the parent's value, which SGLang does not read for a text sub-config)
+    decides how the heads split, and it is not read here: unknown, never an ok. At TP 1 nothing is split, and a
+    config.json not read gives no result. (The gate's; recommend's fitting TP reads shape_results alone, which gives
+    nothing here.)"""
     if keys is None:
         return None
     text = _with_head_defaults(_text(keys))
@@ -304,6 +305,11 @@ def unstated_heads(
         return None
     sub = next((k for k in TEXT_CONFIG_KEYS if isinstance(keys.get(k), Mapping)), None)
     sub = sub or next((k for k in TEXT_CONFIG_KEYS if k in keys), None)
+    if sub is None:
+        # a top-level config stating no head count: its model type's config class default decides (LlamaConfig's
+        # 32, ...), not read here; judged only where a text sub-config leaves it out, the shape of the published
+        # multimodal checkpoints (gemma-3-4b-it, llava-v1.6-mistral) whose parent states it or not
+        return None
     where = f"its {sub}" if sub is not None else "config.json"
     also = (
         f" (config.json's top level states {_shown(keys['num_attention_heads'])}, which SGLang does not read for a "
