@@ -102,7 +102,10 @@ def test_a_feature_unblocked_at_the_end_stays_on_the_sglang_step() -> None:
     """Guard: the write-up box's plan to 0.5.23 names its unblocked features on the SGLang step, as before."""
     plan = cli_json(["plan", "--facts", str(ROOT / "tests/cases/writeup-before/facts.json"), "--format", "json"])[1]
     steps = {s["component"]: s["unblocks"] for s in plan["plan"]["steps"]}
-    assert steps["sglang"] == ["attention-fa4", "attention-trtllm-mha", "fp8-block-gemm", "mxfp4-moe"]
+    # (icute2's linear-attn-cutedsl: its --linear-attn-backend is from 0.5.10, and the box has the CuTe DSL)
+    assert steps["sglang"] == [
+        "attention-fa4", "attention-trtllm-mha", "fp8-block-gemm", "linear-attn-cutedsl", "mxfp4-moe"
+    ]  # fmt: skip
     assert all(not v for c, v in steps.items() if c != "sglang")
 
 

@@ -38,6 +38,9 @@ def _packages(sglang: str, transformers: str) -> dict[str, Any]:
         # (igap46's transformers-huggingface-hub-range-* read huggingface-hub where the list names it: a hand-written
         # list that does not is unknown there, so it is named, not installed, to leave the floors' status alone)
         "huggingface-hub": {"installed": False},
+        # (ifc68's bf16-gemm-cutedsl-dsl-installed reads nvidia-cutlass-dsl from SGLang 0.5.17 on a major-10 GPU:
+        # installed here, so the check's status is the floors' alone)
+        "nvidia-cutlass-dsl": {"installed": True, "version": "4.8.0"},
     }
 
 
