@@ -470,8 +470,6 @@ def shape_results(
                 )
             ]  # fmt: skip
     out: list[CheckResult] = []
-    archs = keys.get("architectures")
-    first = archs[0] if isinstance(archs, list) and archs else None
     dense_archs, redundant_archs, extra = _table(table)
     sizes = sorted({max(1, int(tp)), *(max(1, int(t)) for t in attn_tps)})
 
