@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -32,6 +33,34 @@ _CACHE_HOME = tempfile.mkdtemp(prefix="stackcheck-tests-cache-")
 atexit.register(shutil.rmtree, _CACHE_HOME, True)
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 os.environ.pop("STACKCHECK_CACHE_DIR", None)
+
+
+# The suite runs in two passes (.ci/run, the README's test command): tests that read the wall clock run alone in a
+# one-process pass (`-m serial`), everything else spread over the cores (`-n auto -m "not serial"`). A module that
+# reads the wall clock (time.monotonic(), time.perf_counter(), time.time()) bounds how long something takes, and a
+# second worker on the same 2 cores makes such a bound a matter of luck; its CPU time (time.process_time()) does not
+# move with a neighbour, so those stay in the parallel pass. The rule reads the module's text, so a new timing test
+# goes to the right pass without a list to keep; `pytestmark = pytest.mark.serial` puts a module there by hand.
+_WALL_CLOCK = re.compile(r"\b(?:monotonic|perf_counter|time\.time)\(\)")
+_READS_WALL_CLOCK: dict[str, bool] = {}
+
+
+def reads_wall_clock(path: Path) -> bool:
+    """Whether the test module at PATH reads the wall clock (the serial pass's rule)."""
+    key = str(path)
+    if key not in _READS_WALL_CLOCK:
+        try:
+            _READS_WALL_CLOCK[key] = bool(_WALL_CLOCK.search(path.read_text(encoding="utf-8")))
+        except OSError:
+            _READS_WALL_CLOCK[key] = False
+    return _READS_WALL_CLOCK[key]
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if reads_wall_clock(item.path):
+            item.add_marker(pytest.mark.serial)
 
 
 @pytest.fixture(autouse=True)
