@@ -41,4 +41,3 @@ def test_the_draft_runner_is_judged_only_with_a_speculative_algorithm(
     spec = ("--speculative-moe-runner-backend", "flashinfer_cutedsl")
     assert not refused(*spec)  # failed before: refused, though no draft is built
     assert refused(*spec, "--speculative-algorithm", "EAGLE")  # the draft (not read: fail closed) runs it
-    assert refused("--moe-runner-backend", "flashinfer_cutedsl")  # the target's own flag, as before
