@@ -231,6 +231,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "DFLASH or DSPARK (their drafts never run trtllm_mla or flashmla)",
         ),
         FactDoc(
+            ("launch.bf16_gemm_backend", "launch.deterministic_inference", "launch.rl_on_policy_target"),
+            "from the launch command (`gate`), as declared in launch.json: --bf16-gemm-backend's value, true where "
+            "--enable-deterministic-inference is given, --rl-on-policy-target's value (which turns deterministic "
+            "inference on); absent where not given, and in the audit (the rules then judge SGLang's default, auto)",
+        ),
+        FactDoc(
             ("launch.symm_mem_ignored",),
             "why the installed SGLang turns --enable-symm-mem back off for the served model (launch.json option "
             "ignored_for_models: Kimi hybrid models with CUDA graphs on, 0.5.17-0.5.18), as `gate`'s preflight read "
