@@ -2077,13 +2077,17 @@ def _trtllm_moe_activation(
     architectures, the model file's activation, the text config key that turns the MoE block on, the quantizations
     ("none": no quantization) whose path refuses it (wrong) and those whose path takes it (right); any other is
     unknown. True where refused, False where taken or not concerned (another runner, another architecture, no MoE
-    block), unknown where config.json was not read or the quantization's path was not read."""
+    block), unknown where config.json was not read or the quantization's path was not read. (ifc71) `spec` may name
+    other runners (`runners`, default the two trtllm-gen ones) and the path's name for the message (`path`): the
+    FlashInfer CUTLASS MoE of 0.5.12-0.5.14, whose BF16 call passes every activation but relu2 as SwiGLU."""
     runner = values.get("moe_runner_backend")
-    if runner not in ("flashinfer_trtllm", "flashinfer_trtllm_routed"):
+    runners = [str(r) for r in spec.get("runners") or ("flashinfer_trtllm", "flashinfer_trtllm_routed")]
+    path = str(spec.get("path") or "trtllm-gen")
+    if runner not in runners:
         return False  # (SGLang's own pick for these models is FP4 only, which spec's `right` covers where it holds)
     if not isinstance(read, Mapping):
         return _Judged(None, "the model's config.json not read",
-                       missing="whether the model's experts take an activation the trtllm-gen MoE refuses")  # fmt: skip
+                       missing=f"whether the model's experts take an activation the {path} MoE refuses")  # fmt: skip
     archs = read.get("architectures")
     first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
     arch = architecture or first
@@ -2104,9 +2108,9 @@ def _trtllm_moe_activation(
     shown = f"{arch} ({key} true): SGLang's MoE runs its experts with activation {act!r}; "
     shown += "no quantization" if q == "none" else f"quantization {q}"
     if q in [str(x) for x in spec.get("right") or []]:
-        return _Judged(False, shown + f", whose trtllm-gen path takes {act!r}")
+        return _Judged(False, shown + f", whose {path} path takes {act!r}")
     if q not in [str(x) for x in spec.get("wrong") or []]:
-        return _Judged(None, shown, missing=f"whether this release's {q} trtllm-gen MoE path takes {act!r}")
+        return _Judged(None, shown, missing=f"whether this release's {q} {path} MoE path takes {act!r}")
     return _Judged(True, shown)
 
 

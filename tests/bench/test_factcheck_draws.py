@@ -106,6 +106,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # drawn before left out; about 32 s)
     "70": ("3468a612cac25b46e142fa04be0e1a68e027c28b", None),  # drawn in the tree of 3468a612 (the draw commit's
     # parent) with the script as committed (populations s 18, u 4, d 42, c 33; about 100 s on the shared box)
+    "71": ("106be78a7dd35e75054b509031e53beee397367a", None),  # drawn in the tree of 106be78a (the draw commit's
+    # parent) with the script as committed (population g 38: the gate's allows of 44 launches over the twenty-first
+    # session's merges after the seventieth sample; about 6-9 s on the shared box)
 }
 DEFAULT = ("27",)
 

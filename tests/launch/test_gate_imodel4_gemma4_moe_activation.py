@@ -88,7 +88,7 @@ def test_neighbours_stay_allowed(cwd: Path, version: str) -> None:
     assert status(cwd, version, "a4b", "--moe-runner-backend", "triton") == []
     assert status(cwd, version, "a4b") == []  # (auto keeps a BF16 Gemma 4 off trtllm-gen)
     assert status(cwd, version, "dense", *FLAG) == []  # no MoE block
-    assert status(cwd, "0.5.11", "a4b", *FLAG) == []  # (no Gemma 4 model in 0.5.11: another check's matter)
+    # (0.5.11 has Gemma 4 too, its BF16 call asserts silu: refused there, test_ifc71_gemma4_cutlass_gelu.py)
 
 
 def test_a_quantization_whose_path_was_not_read_is_unknown(cwd: Path) -> None:

@@ -474,6 +474,14 @@ ROPE_THETA_FILE_DEFAULT = "rope-theta-file-default"
 DSV2_SOFTMAX_ROUTING = "moe-trtllm-deepseek-softmax-routing"
 #: (imodel4) Gemma 4's gelu experts on the trtllm-gen runner: no argument check, the model file and the runner's lists
 GEMMA4_GELU_EXPERTS = "moe-trtllm-gelu-experts"
+#: (ifc71) 0.5.11's BF16 trtllm-gen call asserts silu alone (the set _SUPPORTED_BF16_ACTIVATIONS from 0.5.12)
+TRTLLM_BF16_SILU_ONLY = re.compile(r'assert \(\s*runner_config\.activation == "silu"\s*\), "Only silu is supported')
+#: (ifc71) Gemma 4's gelu experts on the BF16 CUTLASS MoE (0.5.11-0.5.14): no check at all, the model file and the
+#: unquantized method's activation choice (Relu2 for relu2, else SwiGLU)
+GEMMA4_CUTLASS_GELU = "moe-cutlass-gelu-experts-as-swiglu"
+CUTLASS_SWIGLU_ELSE = re.compile(
+    r'ActivationType\.Relu2\s+if moe_runner_config\.activation == "relu2"\s+else ActivationType\.Swiglu'
+)
 #: (imend20) an MLA target verify on fa4: no argument check, the FlashAttention backend's FA3-only assert
 MLA_FA4_VERIFY = "mla-fa4-speculative-verify-fa3-only"
 EXAONE4_FILE = "sglang/srt/models/exaone4.py"
@@ -778,11 +786,18 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             gelu = 'activation="gelu"' in gemma4 or 'activation: str = "gelu"' in gemma4
             bf16 = re.search(r"_SUPPORTED_BF16_ACTIVATIONS = \{([^}]*)\}", runner)
             fp4 = re.search(r"_SUPPORTED_FP4_ACTIVATIONS = \{([^}]*)\}", runner)
-            refused = gelu and bf16 is not None and '"gelu"' not in bf16.group(1)
+            silu_only = TRTLLM_BF16_SILU_ONLY.search(runner)  # (ifc71: 0.5.11, before the set)
+            refused = gelu and ((bf16 is not None and '"gelu"' not in bf16.group(1)) or silu_only is not None)
             assert refused is bool(entry["applies"]), version
             if entry["applies"]:
                 fp4_takes = fp4 is not None and '"gelu"' in fp4.group(1)
                 assert ("modelopt_fp4" in entry["trtllm_moe_activation"]["right"]) is fp4_takes, version
+            continue
+        if rule["id"] == GEMMA4_CUTLASS_GELU:  # the MoE built with gelu, and the BF16 CUTLASS call's else-SwiGLU
+            gemma4 = "".join(module(version, "sglang/srt/models/gemma4_causal.py").values())
+            unquant = "".join(module(version, "sglang/srt/layers/quantization/unquant.py").values())
+            gelu = 'activation="gelu"' in gemma4 or 'activation: str = "gelu"' in gemma4
+            assert (gelu and CUTLASS_SWIGLU_ELSE.search(unquant) is not None) is bool(entry["applies"]), version
             continue
         if rule["id"] == MLA_FA4_VERIFY:  # the backend's absorbed MLA branch asserts FA3 where the rule applies
             asserts = any("Only FA3 support here" in b for b in module(version, FA3_BACKEND).values())
