@@ -120,6 +120,7 @@ _FLAG_FACTS = {
     "quantization": "--quantization",
     "speculative_moe_runner_backend": "--speculative-moe-runner-backend",
     "fp8_gemm_backend": "--fp8-gemm-backend",
+    "bf16_gemm_backend": "--bf16-gemm-backend",
 }
 
 

@@ -22,6 +22,10 @@ from stackcheck.knowledge.loader import load
 # a fragment of each rule's upstream message, to find the check in a wheel
 CHECK_TEXT = {
     "eagle-topk-page-size": "with page_size > 1 is",
+    # irev85: SGLang's start checks on --bf16-gemm-backend (unquant.initialize_bf16_gemm_config, CHECK_FILE)
+    "bf16-gemm-cutedsl-deterministic": "is batch-size dependent and cannot",
+    "bf16-gemm-cutedsl-sm10x": "cutedsl requires SM100/SM103",
+    "bf16-gemm-gemv-arch": "--bf16-gemm-backend gemv requires SM90",
     "lmcache-disable-radix-cache": "requires radix cache to be enabled",
     # igap49: the other checks of the same LMCache block (0.5.21-0.5.23), and its DCP check, also in HiCache's DCP
     # resolution from 0.5.17 (ALSO_TEXT: its guard on the hierarchical cache)
@@ -261,6 +265,7 @@ CHECK_TEXT = {
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
+    "bf16-gemm-cutedsl-sm10x": ("cutedsl requires an SM10x GPU", "{backend.value} requires"),  # 0.5.18, 0.5.19+
     "lmcache-unified-memory": ("--enable-unified-memory is not yet compatible with --enable-lmcache",),
     # 0.5.7-0.5.23's wording of the trtllm-gen MoE runner's quantization assertion (a list that admits None)
     "moe-runner-trtllm-quantization": ("FlashInfer TRTLLM MOE supports only",),
@@ -276,6 +281,9 @@ TRTLLM_QUANT_RULES = (
 )  # fmt: skip
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
+    "bf16-gemm-cutedsl-deterministic": "sglang/srt/layers/quantization/unquant.py",
+    "bf16-gemm-cutedsl-sm10x": "sglang/srt/layers/quantization/unquant.py",
+    "bf16-gemm-gemv-arch": "sglang/srt/layers/quantization/unquant.py",
     "hicache-unified-memory-host-pool": (
         "sglang/srt/mem_cache/memory_pool_host.py",
         "sglang/srt/mem_cache/pool_host/base.py",
@@ -851,6 +859,14 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             assert admitted == sorted(said), (rule["id"], version, admitted)
             lists = [c["not_in"] for c in entry.get("also") or [] if c.get("fact") == "quantization"]
             assert all(sorted(x) == admitted for x in lists), (rule["id"], version)
+            continue
+        if rule["id"] == "bf16-gemm-gemv-arch" and entry["applies"]:  # the majors gemv's check lets through
+            arch = re.search(
+                r"get_device_capability\(\)\[0\] (?:!= (\d+)|not in \(([\d, ]+)\))", "".join(where.values())
+            )
+            assert arch, version
+            lets = sorted(int(x) for x in re.findall(r"\d+", arch.group(1) or arch.group(2)))
+            assert [c["not_in"] for c in entry["also"]] == [lets], version
             continue
         for cond in entry.get("also") or []:
             if "fact" not in cond:
