@@ -1,4 +1,4 @@
-"""imoe5: SGLang 0.5.12-0.5.19 already pick FlashInfer's trtllm-gen MoE themselves on SM100 where
+"""imoe5: SGLang 0.5.9-0.5.19 already pick FlashInfer's trtllm-gen MoE themselves on SM100 where
 --moe-runner-backend is auto (or not given): the DeepSeek branch (server_args.py 0.5.12-0.5.14, then
 arg_groups/overrides.py _deepseek_moe_quant_resolution) and the Qwen3-MoE family (server_args.py, then
 _qwen3_moe_family_overrides, 0.5.19 model_overrides/qwen3_moe.py) set flashinfer_trtllm for an FP8 / ModelOpt
@@ -42,7 +42,7 @@ def cwd(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / name / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     # b200-cubins-offline: 8 x B200, torch cu130, FLASHINFER_NO_DOWNLOAD=1, no TRTLLM_GEN_BMM cubins; SGLang per test
     facts = json.loads((CASES / "b200-cubins-offline" / "facts.json").read_text(encoding="utf-8"))
-    for version in ("0.5.9", "0.5.12", "0.5.15", "0.5.19"):
+    for version in ("0.5.8", "0.5.9", "0.5.12", "0.5.15", "0.5.19"):
         for box in ("b200", "h100"):
             doc = json.loads(json.dumps(facts))
             body = doc.get("facts", doc)
@@ -68,7 +68,10 @@ def bmm_results(cwd: Path, box: str, version: str, model: str, *words: str) -> d
     return {**got, "decision": str(doc["decision"])} if got else got
 
 
-@pytest.mark.parametrize(("version", "model"), [("0.5.12", "qwen3moe"), ("0.5.19", "ds3"), ("0.5.15", "ds3")])
+REFUSED = [("0.5.9", "qwen3moe"), ("0.5.12", "qwen3moe"), ("0.5.19", "ds3"), ("0.5.15", "ds3")]
+
+
+@pytest.mark.parametrize(("version", "model"), REFUSED)
 def test_unquantized_moe_on_b200_without_the_cubins_is_refused(cwd: Path, version: str, model: str) -> None:
     got = bmm_results(cwd, "b200", version, model)
     assert (got.get("unquantized-auto"), got.get("decision")) == ("fail", "refuse"), (version, model)
@@ -79,10 +82,11 @@ def test_the_triton_runner_an_h100_box_and_an_unread_release_are_not_refused(cwd
     assert bmm_results(cwd, "b200", "0.5.19", "qwen3moe", "--moe-runner-backend", "triton") == {}
     assert bmm_results(cwd, "h100", "0.5.19", "qwen3moe") == {}
     assert bmm_results(cwd, "h100", "0.5.12", "ds3") == {}
-    assert bmm_results(cwd, "b200", "0.5.9", "qwen3moe") == {}  # 0.5.9 not read: absent, as before
+    assert bmm_results(cwd, "b200", "0.5.8", "qwen3moe") == {}  # 0.5.8 not read: absent, as before
 
 
 def test_an_override_not_modelled_is_unknown_not_ok(cwd: Path) -> None:
     # GLM-4.x MoE's own override (0.5.12 server_args.py :2357-2376, 0.5.15 overrides.py _glm4_moe_overrides) is
     # listed, not modelled, for these releases: unknown where the cubins are missing, never ok
     assert bmm_results(cwd, "b200", "0.5.15", "glm45").get("unquantized-auto-unread") == "unknown"
+    assert bmm_results(cwd, "b200", "0.5.9", "ds3").get("unquantized-auto-unread") == "unknown"  # made fp8: unread
