@@ -90,3 +90,8 @@ def test_an_override_not_modelled_is_unknown_not_ok(cwd: Path) -> None:
     # listed, not modelled, for these releases: unknown where the cubins are missing, never ok
     assert bmm_results(cwd, "b200", "0.5.15", "glm45").get("unquantized-auto-unread") == "unknown"
     assert bmm_results(cwd, "b200", "0.5.9", "ds3").get("unquantized-auto-unread") == "unknown"  # made fp8: unread
+
+
+def test_a_qwen3_moe_top_k_without_renormalize_is_refused_on_0_5_9(cwd: Path) -> None:
+    # this config states no norm_topk_prob (Qwen3MoeConfig's default: false); 0.5.9's FlashInferFusedMoE asserts it
+    assert bmm_results(cwd, "b200", "0.5.9", "qwen3moe").get("unquantized-auto-renormalize") == "fail"
