@@ -2687,7 +2687,7 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
     if _version_in(version, str(spec.get("read", ""))) is not True:
         only = spec.get("read_checkpoint_weights")  # (absent: no release read so; an empty specifier admits all)
         if isinstance(only, str) and only and _version_in(version, only) is True:
-            return _checkpoint_weights_pick(d, mapping, version, pre, spec)  # imodel3: 0.5.17-0.5.19's Kimi INT4 pick
+            return _checkpoint_weights_pick(d, mapping, version, pre, spec)  # imodel3 (none since imoe5)
         return None
     if d.options.get("--moe-runner-backend") not in (None, "auto"):
         return None  # the flag decides: launch.moe_runner_backend
@@ -2734,9 +2734,9 @@ def _checkpoint_weights_pick(
     d: Derived, mapping: Mapping[str, Any], version: str, pre: Any, spec: Mapping[str, Any]
 ) -> str | None:
     """moe_runner_auto for a release of `read_checkpoint_weights` (imodel3): only its picks with checkpoint_weights were
-    read (SGLang 0.5.17-0.5.19's Kimi K2 / K2.5 INT4 test), so the pick's backend where one holds for the served
-    model's first architecture, its checkpoint and the resolved all-to-all backend, and None (the fact absent, as
-    for any release outside `read`) everywhere else."""
+    read (SGLang 0.5.10-0.5.11's Kimi K2 / K2.5 INT4 test, until imoe5 read 0.5.9 on), so the pick's backend where
+    one holds for the served model's first architecture, its checkpoint and the resolved all-to-all backend, and None
+    (the fact absent, as for any release outside `read`) everywhere else."""
     if d.options.get("--moe-runner-backend") not in (None, "auto"):
         return None
     roles = {str(getattr(i, "role", "")) for i in getattr(pre, "models", None) or []}

@@ -260,7 +260,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "given (launch.json refusals.auto.moe_runner): `flashinfer_trtllm` for the DeepSeek family with an FP8 "
             "or ModelOpt checkpoint (or none) and no all-to-all backend, the Qwen3-MoE family's likewise (icubin3), "
             "`flashinfer_mxfp4` for a GPT-OSS MXFP4 checkpoint "
-            "(0.5.20-0.5.23; the GPU side is the rule's `when`), "
+            "(the DeepSeek and Qwen3-MoE picks 0.5.9-0.5.23, imoe5; the others 0.5.20-0.5.23; the GPU side is "
+            "the rule's `when`), "
             "`unread` where an override not modelled may pick one or the model was not read, `auto` where SGLang "
             "picks none: set by `gate` once its preflight looked for the model; absent otherwise (a runner given, "
             "a release outside the entry's `read`, the audit)",

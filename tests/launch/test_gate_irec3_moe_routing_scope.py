@@ -126,8 +126,9 @@ def test_the_pick_off_the_gpus() -> None:
     assert auto_pick_off_gpus("flashinfer_trtllm", mapping, "0.5.23", {9, 10}) is False
     assert auto_pick_off_gpus("flashinfer_trtllm", mapping, "0.5.23", None) is False  # a GPU not read
     assert auto_pick_off_gpus("unread", mapping, "0.5.23", {9}) is False
-    # no pick read there (0.5.9; imodel3 read the Kimi INT4 pick of 0.5.10-0.5.19, on major 10 alone: off an H200)
-    assert auto_pick_off_gpus("flashinfer_trtllm", mapping, "0.5.9", {9}) is False
+    # no pick read there (0.5.8; imoe5 read the picks of 0.5.9-0.5.19, on major 10 alone: off an H200)
+    assert auto_pick_off_gpus("flashinfer_trtllm", mapping, "0.5.8", {9}) is False
+    assert auto_pick_off_gpus("flashinfer_trtllm", mapping, "0.5.9", {9}) is True
     assert auto_pick_off_gpus("flashinfer_trtllm", mapping, "0.5.19", {9}) is True
 
 
