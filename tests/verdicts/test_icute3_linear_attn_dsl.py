@@ -3,11 +3,14 @@
 1. linear-attn-cutedsl judged only nvidia-cutlass-dsl's own dist-info: a --no-deps install of that wheel without its
    library wheels was ok, though the GDN / KDA kernel module's unguarded `import cutlass` fails then, as attention-fa4's
    cutlass-dsl-libs-* rules say for FA4. The feature now carries the same rules (the 0.5.10-0.5.15 libs-base one as
-   cutlass-dsl-libs-base-installed)."""
+   cutlass-dsl-libs-base-installed).
+2. In the gate, the feature is scoped to launches whose model has linear-attention layers (below)."""
 
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,3 +71,63 @@ def test_a_complete_set_passes() -> None:
     assert v["status"] == "ok", v
     results = _results(v)
     assert results.get("cutlass-dsl-libs-installed") == "pass" and results.get("cutlass-dsl-libs-partial") == "pass", v
+
+
+# 2. The gate judged linear-attn-cutedsl for any model the flags were given with; SGLang builds the GDN / KDA backend,
+#    whose kernel dispatcher imports the CuTe DSL module, only for a model whose config class is a hybrid GDN / KDA
+#    one (attn_backend_wrapper under mambaish_config). launch.json's model_types_only drops the need where the
+#    served model's config.json (and a loaded draft's) was read and states none of those model types.
+
+QWEN3_NEXT = {"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "hidden_size": 2048,
+              "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+              "torch_dtype": "bfloat16", "vocab_size": 1024, "num_experts": 16, "moe_intermediate_size": 512,
+              "num_experts_per_tok": 4, "full_attention_interval": 4}  # fmt: skip
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 1,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 8192, "torch_dtype": "bfloat16",
+         "vocab_size": 1024}  # fmt: skip
+
+
+def _gate(tmp_path: Path, capsys: pytest.CaptureFixture[str], model: dict[str, Any], *flags: str) -> dict[str, Any]:
+    """An in-process `gate --dry-run` on tests/cases/h200-newest (SGLang 0.5.23) whose complete packages list says
+    nvidia-cutlass-dsl is not installed; the served model's config.json is `model`."""
+    from stackcheck.cli import main
+
+    doc = json.loads((Path(__file__).resolve().parents[1] / "cases" / "h200-newest" / "facts.json").read_text())
+    doc["facts"]["packages_complete"] = True
+    doc["facts"]["packages"]["nvidia-cutlass-dsl"] = {"installed": False}
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(doc))
+    target = tmp_path / f"model-{len(list(tmp_path.iterdir()))}"
+    target.mkdir()
+    (target / "config.json").write_text(json.dumps(model))
+    capsys.readouterr()
+    main(["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", "python", "-m",
+          "sglang.launch_server", "--model-path", str(target), "--tp", "8", *flags])  # fmt: skip
+    out: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return out
+
+
+def _judged(out: dict[str, Any]) -> list[str]:
+    return [str(x.get("rule")) for r in out.get("reasons") or [] if r.get("feature") == FEATURE
+            for x in r.get("reasons") or [] if x.get("result") == "fail"]  # fmt: skip
+
+
+def test_a_model_without_linear_attention_is_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # fails before the fix: the dense Llama launch was refused for the DSL it never imports
+    out = _gate(tmp_path, capsys, LLAMA, "--linear-attn-prefill-backend", "cutedsl")
+    assert (out["decision"], _judged(out)) == ("allow", []), out
+    off = f"{FEATURE}: off (--linear-attn-prefill-backend cutedsl"
+    assert any(o.startswith(off) for o in out["derived"]["off"]), out["derived"]
+    # a hybrid GDN model is judged as before, and so is a config.json that states no model_type (not known: kept)
+    out = _gate(tmp_path, capsys, QWEN3_NEXT, "--linear-attn-backend", "cutedsl")
+    assert (out["decision"], _judged(out)) == ("refuse", ["cutlass-dsl-installed"]), out
+    unstated = {k: v for k, v in LLAMA.items() if k != "model_type"}
+    out = _gate(tmp_path, capsys, unstated, "--linear-attn-backend", "cutedsl")
+    assert (out["decision"], _judged(out)) == ("refuse", ["cutlass-dsl-installed"]), out
+    # a dense target whose loaded draft is a hybrid GDN model: the draft worker builds the backend too
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    (draft / "config.json").write_text(json.dumps(QWEN3_NEXT))
+    out = _gate(tmp_path, capsys, LLAMA, "--linear-attn-backend", "cutedsl", "--speculative-algorithm", "EAGLE",
+                "--speculative-draft-model-path", str(draft))  # fmt: skip
+    assert (out["decision"], _judged(out)) == ("refuse", ["cutlass-dsl-installed"]), out
