@@ -75,3 +75,24 @@ def test_the_gate_reads_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[s
     got = [(str(x.get("rule")), str(x.get("result"))) for r in out.get("reasons") or [] if r.get("feature") == "nvfp4"
            for x in r.get("reasons") or [] if str(x.get("rule")).startswith("cutedsl-fp4")]  # fmt: skip
     assert (out["decision"], got) == ("refuse", [(BLOCKED, "fail")]), out
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("flashinfer", ["0.6.12", "0.6.18", "0.7.0", "0.7.1", "0.7.2"])
+def test_the_rule_agrees_with_the_wheels(flashinfer: str) -> None:
+    # fails before the fix: no rule. The rule's bound is where mm_fp4's cute-dsl requirement first lists 120 / 121
+    import re
+    import zipfile
+
+    from registry_wheels import fetch_wheel
+
+    from stackcheck.facts.versions import version_in
+
+    with zipfile.ZipFile(fetch_wheel("flashinfer-python", flashinfer)) as z:
+        text = z.read("flashinfer/gemm/gemm_base.py").decode()
+    found = re.search(r"@supported_compute_capability\(\[([0-9, ]+)\]\)\ndef _cute_dsl_gemm_fp4_requirement", text)
+    assert found is not None, flashinfer
+    listed = {int(c) for c in found.group(1).split(",")}
+    nvfp4 = next(f for f in load().features if f["id"] == "nvfp4")
+    rule = next(r for r in nvfp4["rules"] if r["id"] == BLOCKED)
+    assert version_in(flashinfer, str(rule["require"]["value"])) is ({120, 121} <= listed), (flashinfer, listed)

@@ -131,3 +131,35 @@ def test_a_model_without_linear_attention_is_not_refused(tmp_path: Path, capsys:
     out = _gate(tmp_path, capsys, LLAMA, "--linear-attn-backend", "cutedsl", "--speculative-algorithm", "EAGLE",
                 "--speculative-draft-model-path", str(draft))  # fmt: skip
     assert (out["decision"], _judged(out)) == ("refuse", ["cutlass-dsl-installed"]), out
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("sglang", ["0.5.10", "0.5.23"])
+def test_the_model_types_cover_the_wheels_linear_attention_configs(sglang: str) -> None:
+    # fails before the fix: no model_types_only. Every config class SGLang's hybrid_gdn_config / kimi_linear_config
+    # take (the GDN / KDA backends' models) has its model_type listed
+    import re
+    import zipfile
+
+    from registry_wheels import fetch_wheel
+
+    with zipfile.ZipFile(fetch_wheel("sglang", sglang)) as z:
+        names = z.namelist()
+        where = "sglang/srt/configs/hybrid_arch.py"
+        body = z.read(where if where in names else "sglang/srt/model_executor/model_runner.py").decode()
+        configs = "\n".join(
+            z.read(n).decode() for n in names if n.startswith("sglang/srt/configs/") and n.endswith(".py")
+        )
+    classes: set[str] = set()
+    for fn in ("hybrid_gdn_config", "kimi_linear_config"):
+        found = re.search(rf"def {fn}\(.*?(?=\n\s*(?:@|def )|\Z)", body, re.S)
+        assert found is not None, (sglang, fn)
+        classes |= set(re.findall(r"\b([A-Z]\w*Config)\b", found.group(0))) - {"ModelConfig"}
+    types = set()
+    for name in classes:
+        found = re.search(rf"class {name}\(.*?model_type(?:\s*:\s*str)?\s*=\s*\"([^\"]+)\"", configs, re.S)
+        assert found is not None, (sglang, name)
+        types.add(found.group(1))
+    option = next(o for o in load().launch["options"] if o.get("flag") == "--linear-attn-backend")
+    listed = {t for e in option["model_types_only"] for t in e["model_types"]}
+    assert types and types <= listed, (sglang, types - listed)
