@@ -424,6 +424,7 @@ class LaunchOption(TypedDict, total=False):
     checkpoint_unquantized: dict[str, Any]  # a choice's needs on a checkpoint without quantization (choices, source)
     ignored_for_models: list[dict[str, Any]]  # releases that turn the flag back off for some models (versions, ...)
     idle_for_models: list[dict[str, Any]]  # releases whose listed models never run the flag's path (versions, ...)
+    model_types_only: list[dict[str, Any]]  # values only models of some config classes run (versions, ...)
 
 
 class LaunchEnvA2A(TypedDict, total=False):

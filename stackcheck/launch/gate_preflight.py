@@ -296,6 +296,7 @@ def run_for_gate(
     derived.problems.extend(draft_quant_judged(derived, manifests, facts, pre, sglang_version, args, flags))
     pre.launch.update(ignored_flag_facts(derived, mapping, sglang_version, pre))
     idle_flag_needs(derived, mapping, sglang_version, pre)
+    idle_choice_needs(derived, mapping, sglang_version, pre)
     derived.launch.update(pre.launch)
     return pre
 
@@ -532,6 +533,58 @@ def idle_flag_needs(derived: Any, mapping: Mapping[str, Any], version: str | Non
         if next(held, None) is not None:
             reason = f"SGLang {version}'s {', '.join(archs)} never runs the path {flag} turns on"
             drop_idle_needs(derived, mapping, flag, reason)
+
+
+def config_model_types(attention: Any) -> set[str] | None:
+    """Every model_type a config.json the preflight read states: its own and its text sub-configs' (thinker_config,
+    llm_config, language_config, text_config, at any depth). None where it was not read or states no top-level
+    model_type (SGLang's config class, which these keys choose, is then not known)."""
+    from stackcheck.launch.preflight.model import TEXT_CONFIG_KEYS
+
+    if not isinstance(attention, Mapping) or not isinstance(attention.get("model_type"), str):
+        return None
+    out: set[str] = set()
+    todo: list[Any] = [attention]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Mapping):
+            if isinstance(node.get("model_type"), str):
+                out.add(str(node["model_type"]))
+            todo.extend(node.get(k) for k in TEXT_CONFIG_KEYS)
+    return out
+
+
+def idle_choice_needs(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> None:
+    """Drop the needs of a flag's value that only a model of some config classes runs (launch.json option
+    `model_types_only`: the releases, the values, the model_types whose config classes build the path), where the
+    served model's config.json, and a loaded speculative draft's, were read and state none of them (config_model_types:
+    the top level's and the text sub-configs'); refusals.drop_idle_needs lists the feature as off. Kept where the
+    release is not covered, or a model that runs under the command's server args was not read (fail closed)."""
+    from stackcheck.facts.versions import version_in
+    from stackcheck.launch.refusals import drop_idle_needs, model_attention
+
+    if version is None:
+        return
+    models = model_attention(pre)
+    read = [config_model_types(models.get("model"))]
+    if draft_loaded(derived) and "draft model" in models:
+        read.append(config_model_types(models.get("draft model")))
+    if any(types is None for types in read):
+        return
+    stated = set().union(*(t for t in read if t is not None))
+    for option in mapping.get("options") or []:
+        flag = str(option.get("flag")) if isinstance(option, Mapping) else ""
+        value = derived.options.get(flag) if flag else None
+        for entry in option.get("model_types_only") or [] if flag else []:
+            if value not in (entry.get("choices") or []) or version_in(version, str(entry.get("versions"))) is not True:
+                continue
+            if stated & {str(t) for t in entry.get("model_types") or []}:
+                continue
+            reason = (
+                f"the model's config.json states model_type {', '.join(sorted(stated))}, none of those whose config "
+                f"classes SGLang {version} builds the path of {flag} {value} for"
+            )
+            drop_idle_needs(derived, mapping, f"{flag} {value}", reason)
 
 
 def ignored_flag_facts(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> dict[str, str]:

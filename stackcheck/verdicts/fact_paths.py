@@ -237,6 +237,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "inference on); absent where not given, and in the audit (the rules then judge SGLang's default, auto)",
         ),
         FactDoc(
+            ("launch.fp4_gemm_backend",),
+            "from the launch command (`gate`), as declared in launch.json: --fp4-gemm-backend's value; absent where "
+            "not given, and in the audit (the rules on flashinfer_cutedsl then do not apply: SGLang's auto picks it on "
+            "SM 10.x only)",
+        ),
+        FactDoc(
             ("launch.symm_mem_ignored",),
             "why the installed SGLang turns --enable-symm-mem back off for the served model (launch.json option "
             "ignored_for_models: Kimi hybrid models with CUDA graphs on, 0.5.17-0.5.18), as `gate`'s preflight read "

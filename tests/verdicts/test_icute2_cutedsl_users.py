@@ -169,6 +169,11 @@ def test_the_real_wheels() -> None:
 
 
 LINEAR = "linear-attn-cutedsl"
+# (icute3: the gate judges the feature only for a model with linear-attention layers; a dense model is off)
+QWEN3_NEXT = {"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "hidden_size": 2048,
+              "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+              "torch_dtype": "bfloat16", "vocab_size": 1024, "num_experts": 16, "moe_intermediate_size": 512,
+              "num_experts_per_tok": 4, "full_attention_interval": 4}  # fmt: skip
 
 
 def _linear_rules(out: dict[str, Any]) -> list[tuple[str, str]]:
@@ -186,12 +191,12 @@ def _linear_rules(out: dict[str, Any]) -> list[tuple[str, str]]:
 )
 def test_the_cutedsl_linear_attention_needs_the_dsl(tmp_path: Path, flag: str) -> None:
     # fails before the fix: the flag was passed through unread, the launch allowed where `import cutlass` fails
-    out = _gate(tmp_path, False, flag, "cutedsl", model=DENSE)
+    out = _gate(tmp_path, False, flag, "cutedsl", model=QWEN3_NEXT)
     assert (out["decision"], _linear_rules(out)) == ("refuse", [(RULE, "fail")]), out
-    out = _gate(tmp_path, True, flag, "cutedsl", model=DENSE)
+    out = _gate(tmp_path, True, flag, "cutedsl", model=QWEN3_NEXT)
     assert (out["decision"], _linear_rules(out)) == ("allow", []), out
 
 
 def test_other_linear_attention_backends_need_no_dsl(tmp_path: Path) -> None:
-    out = _gate(tmp_path, False, "--linear-attn-backend", "triton", model=DENSE)
+    out = _gate(tmp_path, False, "--linear-attn-backend", "triton", model=QWEN3_NEXT)
     assert (out["decision"], _linear_rules(out)) == ("allow", []), out
