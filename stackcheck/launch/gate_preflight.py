@@ -490,25 +490,31 @@ def model_entries(
 # reads the served model's hf_config.architectures[0] only (refusals.model_architecture, as the launch rules do).
 
 
-def running_architectures(pre: Preflight, derived: Any) -> list[str] | None:
-    """Every architecture of the config.json of each model SGLang runs under the command's server args: the served
-    model's, then a speculative draft model's where SGLang loads one (draft_loaded: --speculative-draft-model-path
-    runs its own layers under the same args, a STANDALONE Qwen3 draft calls the communicator). Without
-    --speculative-algorithm no draft worker is built (scheduler.py 0.5.5:342-347 create_draft_worker of NONE, which
-    registers no factory, spec_info.py:176-179, :292; 0.5.9 maybe_init_draft_worker :534-536; 0.5.23 :1035-1039), and
-    NGRAM's worker loads no model (spec_info.py 0.5.5:282-285, 0.5.9:95-102 NGRAMWorker): the path is never loaded
-    and its architectures run nothing. None where the served model's or a loaded draft's architectures were not read
-    (fail closed)."""
+def running_models(pre: Preflight, derived: Any) -> list[Any] | None:
+    """The preflight's model infos of each model SGLang runs under the command's server args: the served model's,
+    then a speculative draft model's where SGLang loads one (draft_loaded: --speculative-draft-model-path runs its own
+    layers under the same args, a STANDALONE Qwen3 draft calls the communicator). Without --speculative-algorithm no
+    draft worker is built (scheduler.py 0.5.5:342-347 create_draft_worker of NONE, which registers no factory,
+    spec_info.py:176-179, :292; 0.5.9 maybe_init_draft_worker :534-536; 0.5.23 :1035-1039), and NGRAM's worker loads
+    no model (spec_info.py 0.5.5:282-285, 0.5.9:95-102 NGRAMWorker): the path is never loaded and runs nothing. None
+    where the command names no served model the preflight looked for. The readers of these infos (architectures,
+    config.json's model_type) fail closed where one of them was not read."""
     model = next((i for i in pre.models if i.role == "model"), None)
-    archs = [str(a) for a in getattr(model, "architectures", None) or []]
-    if not archs:
+    if model is None:
         return None
-    for info in pre.models:
-        if info.role == "draft model" and draft_loaded(derived):
-            drafts = [str(a) for a in getattr(info, "architectures", None) or []]
-            if not drafts:
-                return None
-            archs = [*archs, *(a for a in drafts if a not in archs)]
+    loaded = draft_loaded(derived)
+    return [model, *(i for i in pre.models if loaded and i.role == "draft model")]
+
+
+def running_architectures(pre: Preflight, derived: Any) -> list[str] | None:
+    """Every architecture of the config.json of each model SGLang runs (running_models), the served model's first.
+    None where one of them was not read (fail closed)."""
+    archs: list[str] = []
+    for info in running_models(pre, derived) or [None]:
+        read = [str(a) for a in getattr(info, "architectures", None) or []]
+        if not read:
+            return None
+        archs.extend(a for a in read if a not in archs)
     return archs
 
 
@@ -561,14 +567,11 @@ def idle_choice_needs(derived: Any, mapping: Mapping[str, Any], version: str | N
     the top level's and the text sub-configs'); refusals.drop_idle_needs lists the feature as off. Kept where the
     release is not covered, or a model that runs under the command's server args was not read (fail closed)."""
     from stackcheck.facts.versions import version_in
-    from stackcheck.launch.refusals import drop_idle_needs, model_attention
+    from stackcheck.launch.refusals import drop_idle_needs
 
     if version is None:
         return
-    models = model_attention(pre)
-    read = [config_model_types(models.get("model"))]
-    if draft_loaded(derived) and "draft model" in models:
-        read.append(config_model_types(models.get("draft model")))
+    read = [config_model_types(getattr(info, "attention", None)) for info in running_models(pre, derived) or [None]]
     if any(types is None for types in read):
         return
     stated = set().union(*(t for t in read if t is not None))

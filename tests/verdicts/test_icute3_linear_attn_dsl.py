@@ -133,6 +133,22 @@ def test_a_model_without_linear_attention_is_not_refused(tmp_path: Path, capsys:
     assert (out["decision"], _judged(out)) == ("refuse", ["cutlass-dsl-installed"]), out
 
 
+@pytest.mark.parametrize(
+    ("algorithm", "decision"), [("EAGLE", "refuse"), ("NGRAM", "allow")], ids=["loaded-draft-not-read", "ngram"]
+)
+def test_a_draft_not_read_keeps_the_need_where_it_is_loaded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], algorithm: str, decision: str
+) -> None:
+    # the scope reads the same models as the architecture scope (gate_preflight.running_models): a draft SGLang
+    # loads whose config.json was not read keeps the need (fail closed); NGRAM loads no draft model, so its path is
+    # not read at all
+    missing = tmp_path / "no-such-draft"
+    out = _gate(tmp_path, capsys, LLAMA, "--linear-attn-backend", "cutedsl", "--speculative-algorithm", algorithm,
+                "--speculative-draft-model-path", str(missing))  # fmt: skip
+    judged = ["cutlass-dsl-installed"] if decision == "refuse" else []
+    assert (out["decision"], _judged(out)) == (decision, judged), out
+
+
 @pytest.mark.registry
 @pytest.mark.parametrize("sglang", ["0.5.10", "0.5.23"])
 def test_the_model_types_cover_the_wheels_linear_attention_configs(sglang: str) -> None:
