@@ -109,6 +109,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "71": ("106be78a7dd35e75054b509031e53beee397367a", None),  # drawn in the tree of 106be78a (the draw commit's
     # parent) with the script as committed (population g 38: the gate's allows of 44 launches over the twenty-first
     # session's merges after the seventieth sample; about 6-9 s on the shared box)
+    "72": ("a5c9e2d554aab2e093e2734b9ecd6da396f57317", None),  # drawn in the tree of a5c9e2d5 (the draw commit's
+    # parent) with the script as committed (population g 20: the gate's allows of 33 launches over the twenty-second
+    # session's merges after the seventy-first sample and imend21; about 5-8 s on the shared box)
 }
 DEFAULT = ("27",)
 

@@ -492,6 +492,11 @@ CUTLASS_SWIGLU_ELSE = re.compile(
 )
 #: (imend20) an MLA target verify on fa4: no argument check, the FlashAttention backend's FA3-only assert
 MLA_FA4_VERIFY = "mla-fa4-speculative-verify-fa3-only"
+#: (ifc72) the CuTe DSL BF16 GEMM under deterministic inference (0.5.15-0.5.17): no check, the linear's choice by m
+BF16_CUTEDSL_BATCH_VARIANT = ("bf16-gemm-cutedsl-deterministic-batch-variant", "bf16-gemm-auto-cutedsl-deterministic")
+BF16_AUTO_CUTEDSL_ALWAYS = re.compile(
+    r'if backend_str == "auto" and is_sm100_supported\(\):\n\s+backend_str = "cutedsl"'
+)
 EXAONE4_FILE = "sglang/srt/models/exaone4.py"
 QUANT_REGISTRY = "sglang/srt/layers/quantization/__init__.py"
 DIRECT_HELP = "`direct` (single-node NVLink)"
@@ -800,6 +805,15 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             if entry["applies"]:
                 fp4_takes = fp4 is not None and '"gelu"' in fp4.group(1)
                 assert ("modelopt_fp4" in entry["trtllm_moe_activation"]["right"]) is fp4_takes, version
+            continue
+        if rule["id"] in BF16_CUTEDSL_BATCH_VARIANT:  # the DSL GEMM chosen by m, and no deterministic check
+            unquant = "".join(module(version, "sglang/srt/layers/quantization/unquant.py").values())
+            variant = (
+                "_use_cutedsl_bf16_gemm(" in unquant and CHECK_TEXT["bf16-gemm-cutedsl-deterministic"] not in unquant
+            )
+            if rule["id"] == BF16_CUTEDSL_BATCH_VARIANT[1]:  # auto made cutedsl on SM100 whatever the setting (0.5.17)
+                variant = variant and BF16_AUTO_CUTEDSL_ALWAYS.search(unquant) is not None
+            assert variant is bool(entry["applies"]), (rule["id"], version)
             continue
         if rule["id"] == GEMMA4_CUTLASS_GELU:  # the MoE built with gelu, and the BF16 CUTLASS call's else-SwiGLU
             gemma4 = "".join(module(version, "sglang/srt/models/gemma4_causal.py").values())
