@@ -54,7 +54,6 @@ def test_cutedsl_on_sm10x_with_a_torch_below_cuda_12_8_is_refused(root: Path) ->
         assert [(f, s) for f, s, _ in found] == [("refusal bf16-gemm-cutedsl-sm10x", "blocked")]
         assert "torch_cuda 12.6" in found[0][2]
     assert refusals(root, "b200-0.5.23-12.8", *given) == []  # CUDA 12.8: is_sm100_supported holds
-    assert refusals(root, "b200-0.5.23-12.6") == []  # auto: SGLang picks torch where is_sm100_supported is false
 
 
 def test_cutedsl_on_sm10x_with_torch_cuda_not_known_is_unknown(root: Path) -> None:
