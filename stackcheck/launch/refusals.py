@@ -1188,6 +1188,9 @@ def launch_values(
     # the lowest compute capability of the box's GPUs (major * 10 + minor, as SGLang's model loader compares it with a
     # quantization's get_min_capability) when every GPU was read; unknown else
     values["gpu_sm"] = gpu_sm if gpu_sm is not None else _UNKNOWN
+    # torch's CUDA build ("12.6"), which SGLang's platform tests read (is_sm100_supported: major 10 and CUDA 12.8+);
+    # unknown when the facts do not say
+    values["torch_cuda"] = torch_cuda if numeric(torch_cuda) is not None else _UNKNOWN
     # igap55: whether HiCache's host pool, per rank x the ranks on this node, exceeds the box's memory (a box other
     # than a GB10, whose rule is hicache-unified-memory-host-pool)
     values["hicache_host_pool_over_memory"] = _hicache_host_over_memory(d, declared, values, box_memory, version)
@@ -2393,6 +2396,9 @@ def _holds(cond: Mapping[str, Any], values: Mapping[str, Any], entry: Mapping[st
         return None if value in (cond.get("unknown_in") or []) else True
     if "in" in cond:
         return value in (cond.get("in") or [])
+    if "below" in cond:  # a version (torch's CUDA build) below the given one, compared as numbers ("12.10" > "12.8")
+        seen, bound = numeric(value), numeric(cond.get("below"))
+        return None if seen is None or bound is None else seen < bound
     if "not_in" in cond:
         allowed = entry.get("allowed") if cond["not_in"] == "allowed" else cond["not_in"]
         return value is not None and value not in (allowed or [])
@@ -2426,6 +2432,7 @@ _OBSERVE_LABEL = {
 _UNKNOWN_SHOWN = {
     "model_architecture": "not read (the model was not found)",
     "gpu_uses_xqa": "not known (no GPU read, or GPUs of both kinds)",
+    "torch_cuda": "not known",
     "trtllm_mha_page_size": "not known (another backend of the command sets one too)",
 }
 
@@ -2482,6 +2489,8 @@ def _unknown_in_whys(conds: Sequence[Any], values: Mapping[str, Any], entry: Map
 _AUTO_WORDS = {
     "gpu_sm": "the compute capability of every GPU of the box, which was not read (a GPU NVML or nvidia-smi could not "
     "read may be of any capability)",
+    "torch_cuda": "the CUDA version torch was built for, which the facts do not say (a torch of no +cuXXX tag, or not "
+    "read)",
     "speculative_topk": "the top-k SGLang picks from the model's architecture, which the gate could not read (give "
     "--speculative-eagle-topk, or make the model's config.json readable)",
     "attention_backend": "the attention backend SGLang picks for the GPU and the model (give --attention-backend)",
