@@ -103,3 +103,25 @@ def test_gate_judges_an_awq_moe_at_tp_8(tmp_path: Path) -> None:
     # one run (a process each): --quantization awq read from the command line makes the MoE method unknown; the
     # same launch without it fails (test_an_awq_moe_share_below_the_halved_group_fails, in process)
     assert gate("--tp", "8", "--quantization", "awq") == ["unknown"]  # (before: no result, allowed)
+
+
+#: Llama-3.2-1B's shape (hidden_size 2048, head_dim 64, 32 / 8 heads, intermediate_size 8192) with the block-FP8
+#: quantization_config keys Qwen3-4B-FP8's config.json states (test_ishape2_model_shape.BLOCK_FP8), written here
+BLOCK_FP8 = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]}
+LLAMA32_1B_FP8: dict[str, Any] = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "head_dim": 64,
+    "intermediate_size": 8192, "num_attention_heads": 32, "num_key_value_heads": 8, "quantization_config": BLOCK_FP8,
+}  # fmt: skip
+
+
+def test_block_fp8_attention_partitions_per_rank() -> None:
+    # at 8: one KV head per rank, 64 wide, no multiple of block_n 128 (the QKV layer's partitions are all checked)
+    got = shape_results(attention_keys(LLAMA32_1B_FP8), False, 8, [8], None, "0.5.23", "m", table=TABLE)
+    assert [(r.status, r.observed.get("head_dim")) for r in got] == [("fail", 64)]
+    assert "256 (query) / 64 (KV)" in got[0].message
+    assert "linear.py:1105-1176" in " ".join(s["title"] for s in got[0].source or [])
+    # at 4: 2 KV heads x 64 = 128, 8 query heads x 64 = 512: loads; unquantized at 8: loads
+    assert _shape(LLAMA32_1B_FP8, 4, []) == [] and _shape({**LLAMA32_1B_FP8, "quantization_config": None}, 8, []) == []
+    # head_dim not stated: a config class's default is not guessed (no result)
+    unstated = {k: v for k, v in LLAMA32_1B_FP8.items() if k != "head_dim"}
+    assert _shape(unstated, 8, []) == []

@@ -172,6 +172,22 @@ SOURCES: dict[str, list[dict[str, str]]] = {
             "url": _WHEEL_23,
         },
     ],
+    "attention_blocks": [
+        {
+            "title": "sglang 0.5.9 wheel: srt/layers/linear.py:834-920 (QKVParallelLinear: num_heads = divide(heads, "
+            "tp_size), num_kv_heads 1 where tp_size >= the KV heads, output_sizes q / k / v), :1337 (RowParallelLinear "
+            "input_size_per_partition), srt/layers/quantization/fp8.py:257-295 (validate_block_quant_shapes: every "
+            "output partition a multiple of block_n where the layer merges more than one, block_k for a row-parallel "
+            "input per rank), :316-325 (called for a block-quantized checkpoint)",
+            "url": _WHEEL_09,
+        },
+        {
+            "title": "sglang 0.5.23 wheel: srt/layers/linear.py:1105-1176 (QKVParallelLinear, skip_block_quant_check "
+            "False unless a model passes it: models/mimo_v2.py only), srt/layers/quantization/fp8.py:570-610, "
+            ":640-648; 0.5.14 / 0.5.18 fp8.py:369-406 / :485-522 (the same check)",
+            "url": _WHEEL_23,
+        },
+    ],
     "dense_layers": [
         {
             "title": "sglang 0.5.9 wheel: srt/models/deepseek_v2.py:2301-2314 (a layer below first_k_dense_replace "
@@ -360,6 +376,40 @@ def _moe_groups(
            f"{str(method).upper()} group_size (moe_wna16 may halve it down to 32)", f"the MoE layer's {key} {size} "
            f"per rank, {at}, takes no {str(method).upper()} group_size {group} ({error}), at the expert parallel size",
            bad, every, partial)  # fmt: skip
+
+
+def _attention_blocks(
+    judged: Callable[..., None], qc: Any, text: Mapping[str, Any], sizes: Sequence[int]
+) -> None:  # fmt: skip
+    """(ishape3) A block-FP8 checkpoint's attention projections per rank, for the dense architectures read: the QKV
+    projection's partitions (query heads / t and max(1, KV heads / t), times head_dim: each a multiple of block_n,
+    checked for any merged layer whatever t) and o_proj's input per rank (query heads / t x head_dim, block_k, t > 1).
+    head_dim only where config.json states it (a config class's default, Gemma's 256 beside hidden / heads, is not
+    guessed); a size whose heads do not split is the heads rule's."""
+    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
+    heads, dim = _whole(text.get("num_attention_heads")), _whole(text.get("head_dim"))
+    kv = _whole(next((text.get(k) for k in KV_KEYS if text.get(k) is not None), None))
+    if not (isinstance(block, list) and len(block) == 2 and all(_whole(b) for b in block)):
+        return
+    if heads is None or dim is None or kv is None:
+        return
+    bn, bk = int(block[0]), int(block[1])
+    bad: list[int] = []
+    parts: list[str] = []
+    for t in sizes:
+        if heads % t or (t % kv if t >= kv else kv % t):
+            continue
+        q, k = heads // t * dim, max(1, kv // t) * dim
+        if q % bn or k % bn or (t > 1 and q % bk):
+            bad.append(t)
+            parts.append(f"{q} (query) / {k} (KV)")
+    what = (
+        f"the attention projections' partitions per rank {'; '.join(parts)} are not all multiples of the FP8 weight "
+        f"block {bn}x{bk} (ValueError 'is not divisible by weight quantization block_n / block_k'), at the attention "
+        "TP size"
+    )
+    required = "the attention projections' partitions per rank (heads x head_dim) multiples of the FP8 weight block"
+    judged("attention_blocks", {"head_dim": dim, "weight_block_size": [bn, bk]}, required, what, bad, list(sizes))
 
 
 def _table(table: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, list[Any]]]:
@@ -648,6 +698,8 @@ def shape_results(
         and not (encoder_only and first in ENCODER_ONLY_SKIPS)
         and experts is None
     )
+    if dense:
+        _attention_blocks(judged, keys.get("quantization_config"), text, sizes)
     # (irev83) a DeepSeek MoE's first_k_dense_replace layers: the same two layers, at --moe-dense-tp-size's size
     layered = first in DENSE_LAYER_ARCHITECTURES and _whole(text.get("first_k_dense_replace")) is not None
     if (dense or layered) and size is not None:
