@@ -1325,6 +1325,8 @@ def model_shape_results(
         gate.option_value(derived.sglang_args, (o,), flags) for o in ("--moe-dense-tp-size", "--dwdp-size")
     )
     dense = 1 if dwdp is not None and (_whole(dwdp) or 0) > 1 else None if raw_dense is None else _whole(raw_dense)
+    # (ishape3) --quantization decides which MoE method serves an AWQ checkpoint (shapes._moe_groups)
+    quant = gate.option_value(derived.sglang_args, ("--quantization",), flags)
     out: list[CheckResult] = []
     for info in models:
         role = str(getattr(info, "role", ""))
@@ -1338,7 +1340,8 @@ def model_shape_results(
             out.append(unstated)
         out.extend(
             shape_results(keys, info.mla, tp, attn, sizes if role == "model" else None, version, subject,
-                          encoder_only, dense, table=table, redundant=redundant or 0)
+                          encoder_only, dense, table=table, redundant=redundant or 0,
+                          quantization=None if quant is None else str(quant))
         )  # fmt: skip
     return out
 

@@ -11,6 +11,8 @@ the model, before any weight loads, read in the 0.5.9 and 0.5.23 wheels (pip dow
   experts' share is launch.json's refusal fp8-block-moe-tp-split);
 - the routed experts by the expert parallel size (FusedMoE.__init__ asserts it), with --ep-num-redundant-experts
   added where the architecture adds them (model.model_shape.redundant_experts; another: not judged);
+- (ishape3) an AWQ MoE checkpoint's group_size against the MoE share per rank (moe_wna16's create_weights asserts
+  the halved group >= 32; a GPTQ one off its group: unknown), Mixtral's intermediate_size as its experts' size;
 - a head count or size in config.json that is not a positive whole number (NaN, true, 32.5, "128"): unknown, naming
   the key (SGLang takes the attribute as the config class gives it; transformers' handling of such a value is not
   read here, so never a pass).
@@ -147,6 +149,45 @@ SOURCES: dict[str, list[dict[str, str]]] = {
             "url": _WHEEL_23,
         },
     ],
+    "moe_groups": [
+        {
+            "title": "sglang 0.5.9 wheel: srt/layers/quantization/awq.py:269-281 (an AWQ checkpoint is served as "
+            "awq_marlin where is_awq_marlin_compatible, :328-350, and --quantization is unset, marlin or "
+            "awq_marlin), :313-324 (FusedMoE: check_moe_marlin_supports_layer, else MoeWNA16Config's method), "
+            "marlin_utils.py:236-257 (intermediate_size_per_partition % max(64, group_size)), "
+            "moe_wna16.py:258-261 (create_weights halves the group until it divides the MoE intermediate size per "
+            "partition and the hidden size: assert group_size >= 32), gptq.py:404-407 (GPTQ Marlin: "
+            "GPTQMarlinMoEMethod, no check) and :1022-1032 (the w2 scales sized by floor division)",
+            "url": _WHEEL_09,
+        },
+        {
+            "title": "sglang 0.5.14 / 0.5.18 wheels: srt/layers/quantization/awq/awq.py:347-361 / :349-363, "
+            "marlin_utils.py:245, moe_wna16.py:260-263, gptq/gptq.py:417, gptq/schemes/gptq_moe.py:170 / :201 (the "
+            "same code)",
+            "url": "https://pypi.org/project/sglang/0.5.18/",
+        },
+        {
+            "title": "sglang 0.5.23 wheel: srt/layers/quantization/awq/awq.py:378-392, marlin_utils.py:227-262, "
+            "moe_wna16.py:276-279, gptq/gptq.py:444-447, gptq/schemes/gptq_moe.py:190-201",
+            "url": _WHEEL_23,
+        },
+    ],
+    "attention_blocks": [
+        {
+            "title": "sglang 0.5.9 wheel: srt/layers/linear.py:834-920 (QKVParallelLinear: num_heads = divide(heads, "
+            "tp_size), num_kv_heads 1 where tp_size >= the KV heads, output_sizes q / k / v), :1337 (RowParallelLinear "
+            "input_size_per_partition), srt/layers/quantization/fp8.py:257-295 (validate_block_quant_shapes: every "
+            "output partition a multiple of block_n where the layer merges more than one, block_k for a row-parallel "
+            "input per rank), :316-325 (called for a block-quantized checkpoint)",
+            "url": _WHEEL_09,
+        },
+        {
+            "title": "sglang 0.5.23 wheel: srt/layers/linear.py:1105-1176 (QKVParallelLinear, skip_block_quant_check "
+            "False unless a model passes it: models/mimo_v2.py only), srt/layers/quantization/fp8.py:570-610, "
+            ":640-648; 0.5.14 / 0.5.18 fp8.py:369-406 / :485-522 (the same check)",
+            "url": _WHEEL_23,
+        },
+    ],
     "dense_layers": [
         {
             "title": "sglang 0.5.9 wheel: srt/models/deepseek_v2.py:2301-2314 (a layer below first_k_dense_replace "
@@ -271,6 +312,104 @@ def _moe_share(
     judged("moe", {key: size}, f"{key} divisible by the MoE TP size (TP / EP)",
            f"the MoE layer's {key} {size} is not divisible by the MoE TP size {at}, at the expert parallel size",
            bad, every)  # fmt: skip
+
+
+#: (ishape3) the --quantization values under which SGLang serves an AWQ checkpoint's MoE layers with AWQ Marlin or
+#: moe_wna16 (awq.py override_quantization_method; moe_wna16 directly); another value: the MoE method is not read
+AWQ_MOE_QUANTIZATIONS = (None, "awq_marlin", "marlin", "moe_wna16")
+
+
+def _moe_groups(
+    judged: Callable[..., None], table: Mapping[str, Any] | None, first: Any, text: Mapping[str, Any],
+    qc: Any, tp: int, eps: Sequence[int] | None, quantization: str | None,
+) -> None:  # fmt: skip
+    """(ishape3) An AWQ / GPTQ MoE checkpoint's group_size against the MoE intermediate size per rank (the key
+    model.model_shape.moe_intermediate names, split by tp // ep at each EP size SGLang may take). AWQ (bits 4, the
+    group Marlin takes): AWQ Marlin's MoE method where the share is a multiple of max(64, group), else moe_wna16,
+    whose create_weights halves the group until it divides the share and the hidden size and asserts it stays >= 32:
+    fail where it would not. GPTQ: GPTQ Marlin's MoE method checks nothing and sizes its scales by floor division;
+    what follows at load was not read: unknown where the share is not a multiple of the group. A checkpoint leaving
+    modules unquantized (modules_to_not_convert, dynamic) is not judged (the experts may be among them)."""
+    row = table.get("moe_intermediate") if isinstance(table, Mapping) else None
+    keys = row.get("keys") if isinstance(row, Mapping) else None
+    key = keys.get(first) if isinstance(keys, Mapping) and isinstance(first, str) else None
+    size = _whole(text.get(key)) if isinstance(key, str) else None
+    if size is None or not eps or not isinstance(qc, Mapping) or qc.get("modules_to_not_convert") or qc.get("dynamic"):
+        return
+    method, group, bits = qc.get("quant_method"), _whole(qc.get("group_size")), qc.get("bits")
+    if method not in ("awq", "gptq") or group is None:
+        return
+    hidden = _whole(text.get("hidden_size"))
+    every = sorted({max(1, int(e)) for e in eps})
+    shares = {e: size // max(1, int(tp) // e) for e in every if size % max(1, int(tp) // e) == 0}
+
+    def wna16_fails(per: int) -> bool:
+        g = group
+        while per % g or (hidden is not None and hidden % g):
+            g //= 2
+            if g < 32:
+                return True
+        return False
+
+    if method == "awq":
+        marlin = bits == 4 and group in (32, 64, 128) and qc.get("zero_point") is True
+        bad = [e for e in every if e in shares and wna16_fails(shares[e])]
+        partial = None
+        if not marlin or quantization not in AWQ_MOE_QUANTIZATIONS:
+            partial = (
+                f" (--quantization {quantization}: the MoE method SGLang then takes is not read)"
+                if marlin
+                else " (a checkpoint AWQ Marlin does not take, bits 4, group 32 / 64 / 128 and zero_point: its MoE "
+                "method is not read)"
+            )
+        error = "AssertionError in MoeWNA16Method.create_weights, 'group_size >= 32', after AWQ Marlin's MoE check"
+    else:
+        bad = [e for e in every if e in shares and shares[e] % group and group < size]
+        partial = (
+            " (GPTQ Marlin's MoE method checks nothing and sizes its scales by floor division; the load was not read)"
+        )
+        error = "a group would straddle two ranks"
+    if not bad:
+        return
+    at = ", ".join(f"{shares[e]} (MoE TP {max(1, int(tp) // e)}, EP {e})" for e in bad)
+    judged("moe_groups", {key: size, "group_size": group}, f"the MoE {key} per rank a multiple of the "
+           f"{str(method).upper()} group_size (moe_wna16 may halve it down to 32)", f"the MoE layer's {key} {size} "
+           f"per rank, {at}, takes no {str(method).upper()} group_size {group} ({error}), at the expert parallel size",
+           bad, every, partial)  # fmt: skip
+
+
+def _attention_blocks(
+    judged: Callable[..., None], qc: Any, text: Mapping[str, Any], sizes: Sequence[int]
+) -> None:  # fmt: skip
+    """(ishape3) A block-FP8 checkpoint's attention projections per rank, for the dense architectures read: the QKV
+    projection's partitions (query heads / t and max(1, KV heads / t), times head_dim: each a multiple of block_n,
+    checked for any merged layer whatever t) and o_proj's input per rank (query heads / t x head_dim, block_k, t > 1).
+    head_dim only where config.json states it (a config class's default, Gemma's 256 beside hidden / heads, is not
+    guessed); a size whose heads do not split is the heads rule's."""
+    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
+    heads, dim = _whole(text.get("num_attention_heads")), _whole(text.get("head_dim"))
+    kv = _whole(next((text.get(k) for k in KV_KEYS if text.get(k) is not None), None))
+    if not (isinstance(block, list) and len(block) == 2 and all(_whole(b) for b in block)):
+        return
+    if heads is None or dim is None or kv is None:
+        return
+    bn, bk = int(block[0]), int(block[1])
+    bad: list[int] = []
+    parts: list[str] = []
+    for t in sizes:
+        if heads % t or (t % kv if t >= kv else kv % t):
+            continue
+        q, k = heads // t * dim, max(1, kv // t) * dim
+        if q % bn or k % bn or (t > 1 and q % bk):
+            bad.append(t)
+            parts.append(f"{q} (query) / {k} (KV)")
+    what = (
+        f"the attention projections' partitions per rank {'; '.join(parts)} are not all multiples of the FP8 weight "
+        f"block {bn}x{bk} (ValueError 'is not divisible by weight quantization block_n / block_k'), at the attention "
+        "TP size"
+    )
+    required = "the attention projections' partitions per rank (heads x head_dim) multiples of the FP8 weight block"
+    judged("attention_blocks", {"head_dim": dim, "weight_block_size": [bn, bk]}, required, what, bad, list(sizes))
 
 
 def _table(table: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, list[Any]]]:
@@ -431,6 +570,7 @@ def shape_results(
     *,
     table: Mapping[str, Any] | None = None,
     redundant: int = 0,
+    quantization: str | None = None,
 ) -> list[CheckResult]:
     """The refusals of the model's shape for this launch (check model-shape). `keys`: config.json's keys as the
     preflight read them (model.attention_keys; None: not read, no result). `mla`: whether SGLang serves it as MLA
@@ -442,7 +582,8 @@ def shape_results(
     release read (READ_VERSIONS), unknown on another. `table`: preflight.json model.model_shape (the architectures
     whose dense MLP and redundant experts were read, beside DENSE_ARCHITECTURES; None: DENSE_ARCHITECTURES alone,
     redundant experts not judged); `redundant`: --ep-num-redundant-experts (added to the routed experts where the
-    architecture adds it, else the experts rule is not judged)."""
+    architecture adds it, else the experts rule is not judged); `quantization`: --quantization (None: not given;
+    (ishape3) which MoE method serves an AWQ checkpoint)."""
     if keys is None:
         return []
     from stackcheck.facts.versions import version_in
@@ -529,6 +670,7 @@ def shape_results(
         judged("experts", {"experts": experts}, "the routed experts divisible by the expert parallel size",
                f"{experts} routed experts are not divisible by the expert parallel size", bad, every)  # fmt: skip
     _moe_share(judged, table, first, text, tp, eps)
+    _moe_groups(judged, table, first, text, keys.get("quantization_config"), tp, eps, quantization)
     thinker = keys.get("thinker_config")
     if first in OMNI_ARCHITECTURES and isinstance(thinker, Mapping):
         for sub_key, head_key, default in OMNI_ENCODERS:
@@ -556,6 +698,8 @@ def shape_results(
         and not (encoder_only and first in ENCODER_ONLY_SKIPS)
         and experts is None
     )
+    if dense:
+        _attention_blocks(judged, keys.get("quantization_config"), text, sizes)
     # (irev83) a DeepSeek MoE's first_k_dense_replace layers: the same two layers, at --moe-dense-tp-size's size
     layered = first in DENSE_LAYER_ARCHITECTURES and _whole(text.get("first_k_dense_replace")) is not None
     if (dense or layered) and size is not None:
