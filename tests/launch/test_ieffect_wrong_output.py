@@ -40,6 +40,9 @@ GEMMA4_TEXT: dict[str, Any] = {
 MODELS: dict[str, dict[str, Any]] = {
     "gemma4-moe": {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
                    "text_config": GEMMA4_TEXT, "torch_dtype": "bfloat16"},
+    "gemma4-moe-fp8": {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+                       "text_config": GEMMA4_TEXT,
+                       "quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic"}},
     "dsv2": {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
              "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512,
              "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "n_routed_experts": 64,
@@ -88,17 +91,22 @@ def test_the_gemma4_gelu_experts_as_swiglu_are_refused_as_wrong_output_exit_1(ro
     assert rc == 1 and doc["decision"] == "refuse"  # refused as a crash is: the same exit code
     assert _effects(doc, GELU) == [("blocked", "wrong-output")]  # before: ("blocked", "crash")
     assert schema_problems("gate.schema.json", doc, "gate") == []  # before: "wrong-output" not in the effect enum
+    from stackcheck.render import GATE_FORMATS
+    from stackcheck.render.interface import RenderOptions
 
-
-def test_the_gate_text_says_wrong_output(root: Path) -> None:
-    out = io.StringIO()
-    args = ["gate", "--facts", str(root / "b200-0.5.12.json"), "--dry-run", "--",
-            *_line(root, "gemma4-moe", "--moe-runner-backend", "flashinfer_cutlass")]  # fmt: skip
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        rc = main(args)
-    assert rc == 1
-    line = next(x for x in out.getvalue().splitlines() if "moe-cutlass-gelu-experts-as-swiglu" in x)
+    text = GATE_FORMATS["text"](doc, RenderOptions(width=400))  # the text the gate prints of this decision
+    line = next(x for x in text.splitlines() if "moe-cutlass-gelu-experts-as-swiglu" in x)
     assert "blocked (wrong-output)" in line and "blocked (crash)" not in line, line
+
+
+def test_an_unknown_wrong_output_refusal_says_what_the_release_does(root: Path) -> None:
+    # a quantized Gemma 4 MoE on the CUTLASS runner: the rule's path is not judged refused, unknown
+    rc, doc = _gate(root, "0.5.12", "gemma4-moe-fp8", "--moe-runner-backend", "flashinfer_cutlass")
+    (found,) = [r for r in doc["reasons"] if r["feature"] == GELU]
+    text = json.dumps(found)
+    assert found["status"] == "unknown" and rc == 1
+    # before: "SGLang 0.5.12 refuses this combination never: the server starts ..."
+    assert "starts and serves wrong output" in text and "refuses this combination" not in text, text
 
 
 def test_the_deepseek_v2_routing_is_wrong_output_until_0_5_22_and_a_crash_where_0_5_23_asserts(root: Path) -> None:
