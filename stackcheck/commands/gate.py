@@ -51,8 +51,9 @@ HELP_EPILOG = """decision policy:
   default features (custom-allreduce when tp > 1 unless --disable-custom-all-reduce; cuda-graph unless
   --disable-cuda-graph; deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false; attention-flashinfer when
   FlashInfer is the default sampler or attention backend) are checked too: blocked with
-  effect crash refuses, blocked with effect disabled/degraded only warns; unknown refuses (unless
-  --allow-unknown) when one of the feature's rules can crash, else warns.
+  effect crash or wrong-output (the server starts and serves wrong results, no error) refuses, blocked
+  with effect disabled/degraded only warns; unknown refuses (unless --allow-unknown) when one of the
+  feature's rules can crash or serve wrong output, else warns.
   values the manifests do not know are unknown; a flag the installed SGLang lacks refuses, also one launch.json
   does not list (a typo, a flag renamed or removed: every release's flags are in the data); flags it does
   not read are one note line; --config FILE is merged as SGLang merges it.
@@ -63,8 +64,8 @@ HELP_EPILOG = """decision policy:
   wheel, Triton's ptxas, and SGLang 0.5.9+'s nvcc (its RoPE kernel is compiled at run time). Other checks
   are needed by the launches they reach: the JIT toolchain with the features FlashInfer or DeepGEMM compile,
   NCCL's releases and PCIe peer traffic with tp > 1 or pp > 1, peer access with custom-allreduce, cuDNN
-  with a multimodal model (a model the gate cannot read counts as one). A crash refuses, a degrading
-  failure warns (SGLang's metadata pins, stated), unknown refuses unless --allow-unknown.
+  with a multimodal model (a model the gate cannot read counts as one). A crash or a wrong output refuses,
+  a degrading failure warns (SGLang's metadata pins, stated), unknown refuses unless --allow-unknown.
   a probe that failed or timed out is unknown, never "not installed": it refuses unless --allow-unknown.
   an explicit feature that is blocked only as slower (degraded) or a no-op (disabled) warns, unless
   --strict-features; --allow FEATURE (or a check id) accepts a known blocker on purpose and says so.

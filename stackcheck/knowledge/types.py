@@ -51,7 +51,7 @@ class Rule(TypedDict, total=False):
     id: str
     when: Pred
     require: Pred
-    effect: str
+    effect: str  # features.schema.json $defs/effect: crash | wrong-output | disabled | degraded
     message: str
     source: Source
     inferred: bool

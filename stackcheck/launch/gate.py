@@ -42,9 +42,10 @@ Decision policy:
   cuda-graph unless --disable-cuda-graph, deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false,
   attention-flashinfer when FlashInfer is installed, as SGLang's default sampler unless --sampling-backend
   says otherwise and its default attention backend unless --attention-backend is given):
-  `blocked` with effect `crash` refuses; `blocked` with `disabled` or `degraded` only warns (the server
-  starts and falls back); `unknown` refuses (unless --allow-unknown) when any rule of the feature can
-  crash, else warns; `not-applicable` is ignored.
+  `blocked` with effect `crash` or `wrong-output` (the server starts and serves wrong results with no
+  error) refuses; `blocked` with `disabled` or `degraded` only warns (the server starts and falls back);
+  `unknown` refuses (unless --allow-unknown) when any rule of the feature can crash or serve wrong output,
+  else warns; `not-applicable` is ignored.
 - what every SGLang launch needs (`required_by: {"launches": "every"}` in features.json / checks.json:
   torch compiled for the GPU, the kernel package's code, build, libraries and pairing with torch, the
   minimum SGLang's engine checks at start, the driver against torch's CUDA, FlashInfer's package versions,
@@ -52,12 +53,14 @@ Decision policy:
   (`{"features": [...]}`) of a launch that needs one of them; a check scoped to launch conditions
   (`{"when": [...]}`: tp > 1 or pp > 1, a multimodal model) of a launch that meets them, or whose condition
   reads a launch fact the gate could not read (fail closed); a rule's own `required_by` scopes that rule
-  alone (the check is then judged on the rules the launch needs): a failure with effect crash refuses, a
-  degrading one warns (SGLang's metadata pins); unknown refuses unless --allow-unknown (when a rule that
-  could crash is unknown); not installed (not-applicable, skipped) is ignored.
+  alone (the check is then judged on the rules the launch needs): a failure with effect crash or
+  wrong-output refuses, a degrading one warns (SGLang's metadata pins); unknown refuses unless
+  --allow-unknown (when a rule that could crash or serve wrong output is unknown); not installed
+  (not-applicable, skipped) is ignored.
 - problems found while reading the command (unknown values, ambiguous abbreviations, flags the release
   lacks) are `unknown` (refuse unless --allow-unknown) or `blocked` with effect crash (refuse); so are the flag
-  combinations the installed release refuses while it reads its arguments (launch.json `refusals`,
+  combinations the installed release refuses while it reads its arguments, and the few it starts with and
+  serves wrong output (`blocked` with effect wrong-output: refused the same way) (launch.json `refusals`,
   launch/refusals.py: EAGLE top-k > 1 with pages > 1 on a backend that cannot page the tree, trtllm_mha with
   top-k > 1, STANDALONE/NGRAM with DP attention, Flex Attention with speculative decoding, the speculative
   steps and top-k given one without the other), unknown where a value SGLang chooses at start (its auto top-k
@@ -79,7 +82,7 @@ from stackcheck.errors import UsageError
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
-from stackcheck.verdicts import EFFECT_ORDER
+from stackcheck.verdicts import EFFECT_ORDER, REFUSED_EFFECTS
 
 if TYPE_CHECKING:
     from typing import Any
@@ -5617,17 +5620,25 @@ def decide(
             else:
                 blocking.append(b)
             continue
-        if status == "blocked" and effect != "crash" and r.kind in ("launch", "default") and not allow_unknown:
+        if (
+            status == "blocked"
+            and effect not in REFUSED_EFFECTS
+            and r.kind in ("launch", "default")
+            and not allow_unknown
+        ):
             # a rule that only degrades failed, and one that could crash is unknown: the unknown one decides
-            unknown = [x for x in reasons if x.get("result") == "unknown" and x.get("effect", "crash") == "crash"]
+            unknown = [
+                x for x in reasons if x.get("result") == "unknown" and x.get("effect", "crash") in REFUSED_EFFECTS
+            ]
             if unknown:
                 blocking.append(Blocker(r.feature, r.kind, "unknown", None, [*unknown], why=r.why))
                 continue
-        if r.kind == "launch":  # needed by every launch: what crashes refuses, what degrades warns
+        # needed by every launch: what crashes (or serves wrong output) refuses, what degrades warns
+        if r.kind == "launch":
             if status == "blocked":
-                (blocking if effect == "crash" else warnings).append(b)
+                (blocking if effect in REFUSED_EFFECTS else warnings).append(b)
             elif status == "unknown":
-                can_crash = _unknown_can_crash(reasons, spec.get(r.feature), ("crash", None))
+                can_crash = _unknown_can_crash(reasons, spec.get(r.feature), (*REFUSED_EFFECTS, None))
                 (blocking if can_crash and not allow_unknown else warnings).append(b)
             continue
         # default features
@@ -5636,9 +5647,9 @@ def decide(
                 warnings.append(b)
             continue
         if status == "blocked":
-            (blocking if effect == "crash" else warnings).append(b)
+            (blocking if effect in REFUSED_EFFECTS else warnings).append(b)
         elif status == "unknown":
-            can_crash = _unknown_can_crash(reasons, spec.get(r.feature), ("crash",))
+            can_crash = _unknown_can_crash(reasons, spec.get(r.feature), tuple(REFUSED_EFFECTS))
             (blocking if can_crash and not allow_unknown else warnings).append(b)
     return Decision(not blocking, blocking, warnings, checked)
 
@@ -5646,7 +5657,8 @@ def decide(
 def _unknown_can_crash(
     reasons: Sequence[Mapping[str, Any]], feature: Mapping[str, Any] | None, worst_crashes: tuple[str | None, ...]
 ) -> bool:
-    """Whether an unknown feature could crash the launch: an unknown rule that crashes does; an unknown that
+    """Whether an unknown feature could crash the launch (or serve wrong output: either refuses; "crash" below
+    stands for both): an unknown rule that crashes does; an unknown that
     is no rule's own (a needed package not known, a release older than the manifests) stands for every rule,
     so the feature's worst rule decides. An unknown rule that can only disable or degrade does not (custom
     all-reduce with the peer-to-peer state not known: it stays off). No unknown reason at all: the worst rule."""
@@ -5655,7 +5667,7 @@ def _unknown_can_crash(
         return worst_rule_effect(feature) in worst_crashes
     for x in unknown:
         effect = x.get("effect")
-        if effect == "crash":
+        if effect in REFUSED_EFFECTS:
             return True
         if effect is None and worst_rule_effect(feature) in worst_crashes:
             return True
@@ -5692,16 +5704,16 @@ def _decide_check(
 
     b = Blocker(r.feature, r.kind, status, effect, reasons, check=True, why=r.why)
     if status == "blocked":
-        severe = any(x.get("effect", "crash") == "crash" and not warns_only(x) for x in reasons)
+        severe = any(x.get("effect", "crash") in REFUSED_EFFECTS and not warns_only(x) for x in reasons)
         # a rule that only degrades failed, and one that could crash is unknown: the unknown one decides
         unknown = [x for x in v.get("reasons") or [] if isinstance(x, dict) and x.get("result") == "unknown"]
-        unknown = [x for x in unknown if x.get("effect") in ("crash", None) and not warns_only(x)]
+        unknown = [x for x in unknown if x.get("effect") in (*REFUSED_EFFECTS, None) and not warns_only(x)]
         if not severe and unknown and not allow_unknown:
             b = Blocker(r.feature, r.kind, "unknown", None, [*unknown, *reasons], check=True, why=r.why)
             severe = True
         (blocking if severe else warnings).append(b)
         return
-    can_crash = any(x.get("effect") in ("crash", None) and not warns_only(x) for x in reasons)
+    can_crash = any(x.get("effect") in (*REFUSED_EFFECTS, None) and not warns_only(x) for x in reasons)
     can_crash = can_crash or (not reasons and r.kind != "default-warn")
     (blocking if can_crash and not allow_unknown else warnings).append(b)
 

@@ -19,6 +19,7 @@ from stackcheck.launch import usage as _usage
 from stackcheck.launch.preflight import Inputs, Preflight, read_live, run
 from stackcheck.launch.preflight.result import CheckResult
 from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.verdicts import REFUSED_EFFECTS
 
 if TYPE_CHECKING:
     from typing import Any
@@ -1038,7 +1039,7 @@ def _judge_draft_features(
             if condition is not None and status == "blocked":
                 status, message = "unknown", f"{condition}; where it builds this backend, {message}"
             effect = str(r.get("effect", "crash")) if status == "blocked" else None
-            if status == "blocked" and effect != "crash":
+            if status == "blocked" and effect not in REFUSED_EFFECTS:
                 status = "note"
             out.append(
                 gate.Problem(

@@ -30,6 +30,7 @@ from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import version_in
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.record import field, record
+from stackcheck.verdicts import REFUSED_EFFECTS
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_feature, evaluate_predicate, uses_gpu
 
@@ -297,9 +298,9 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
 
             v = scoped_feature_verdict(v, scoped[fid], spec)  # type: ignore[assignment]
         status, effect = v.get("status"), v.get("effect")
-        if status == "blocked" and effect == "crash":  # (a slower or no-op explicit feature only warns)
+        if status == "blocked" and effect in REFUSED_EFFECTS:  # (a slower or no-op explicit feature only warns)
             found.append(Problem(fid, "blocked", effect, f"{why}: {fid} is blocked ({effect}): {_first_failure(v)}"))
-        elif status == "unknown" and ((fid, why) in explicit or worst_rule_effect(spec) == "crash"):
+        elif status == "unknown" and ((fid, why) in explicit or worst_rule_effect(spec) in REFUSED_EFFECTS):
             found.append(Problem(fid, "unknown", None, f"{why}: {fid} is unknown: {_first_failure(v)}"))
     return found
 
@@ -349,9 +350,10 @@ def check_problems(
 ) -> list[Any]:
     """The stack checks (checks.json) this SGLang launch needs, as the gate adds them (gate.add_launch_requirements:
     the manifests' `required_by`, per rule where a rule has its own), that fail on ctx's stack so that the gate
-    refuses the launch (gate._decide_check: a needed rule that fails with effect crash): each a gate.Problem,
-    blocked, naming the rule's observed and required values and the check's fix. A check that is unknown is not
-    one (recommend does not propose for a box the gate cannot read; the gate says so of the launch itself).
+    refuses the launch (gate._decide_check: a needed rule that fails with effect crash or wrong-output): each a
+    gate.Problem, blocked, naming the rule's observed and required values and the check's fix. A check that is
+    unknown is not one (recommend does not propose for a box the gate cannot read; the gate says so of the launch
+    itself).
     `failing`: the ids of the checks known to fail on ctx's facts (the plan's still_failing_checks, judged on the
     same facts); only those are judged again (None: every check the launch needs). `model`: the model as read, whose
     launch facts (launch.moe_runner_auto, launch.model_moe: _with_moe_runner_auto) the checks are judged with, every
@@ -401,7 +403,7 @@ def check_problems(
                 continue
             if b.status != "blocked":
                 continue
-            fails = [x for x in b.reasons if x.get("result") == "fail" and x.get("effect", "crash") == "crash"]
+            fails = [x for x in b.reasons if x.get("result") == "fail" and x.get("effect", "crash") in REFUSED_EFFECTS]
             first = fails[0] if fails else (b.reasons[0] if b.reasons else {})
             seen = (
                 f" (observed {first.get('observed')}, required {first.get('required')})"
@@ -611,7 +613,9 @@ def with_check_crashes(v: FeatureVerdict, fid: str, ctx: Context) -> FeatureVerd
     such a rule only as strongly as the feature's default (deepgemm: default-warn, 'fails only with some models'), so
     it warns of the crash and allows the launch, and recommend skipped the warning: it kept DeepGEMM on (deepgemm-
     default) on a box whose nvcc cannot build it. The recommended line now takes the option for a crashing feature
-    (deepgemm-off: SGLANG_ENABLE_JIT_DEEPGEMM=0). A verdict already blocked with a crash, or not ok, is kept."""
+    (deepgemm-off: SGLANG_ENABLE_JIT_DEEPGEMM=0). A verdict already blocked with a crash, or not ok, is kept. A rule
+    that serves wrong output (effect wrong-output) counts as a crash does, and the verdict takes its effect where
+    no crash fails beside it."""
     if v.get("status") not in ("ok", "not-applicable"):
         return v
     from stackcheck.verdicts.engine import evaluate_check
@@ -631,11 +635,12 @@ def with_check_crashes(v: FeatureVerdict, fid: str, ctx: Context) -> FeatureVerd
         crashes += [
             {**dict(x), "check": str(check.get("id"))}
             for x in verdict.get("reasons") or []
-            if x.get("rule") in named and x.get("result") == "fail" and x.get("effect", "crash") == "crash"
+            if x.get("rule") in named and x.get("result") == "fail" and x.get("effect", "crash") in REFUSED_EFFECTS
         ]
     if not crashes:
         return v
-    return {**v, "status": "blocked", "effect": "crash", "reasons": [*crashes, *(v.get("reasons") or [])]}
+    worst = "crash" if any(x.get("effect", "crash") == "crash" for x in crashes) else "wrong-output"
+    return {**v, "status": "blocked", "effect": worst, "reasons": [*crashes, *(v.get("reasons") or [])]}
 
 
 class Judge:
@@ -1364,9 +1369,10 @@ def blocked_command_flags(judge: Judge, required: Sequence[tuple[str, str]]) -> 
         if flag is None:
             continue
         v = judge.verdict(fid)
-        # crash: the launch fails; disabled: the flag does nothing. A degraded feature still works, slower:
-        # whether to keep it is a decision of recommend.json (speculative decoding is advice, never dropped)
-        if v is not None and v.get("status") == "blocked" and v.get("effect") in ("crash", "disabled"):
+        # crash: the launch fails; wrong-output: it serves wrong results; disabled: the flag does nothing. A
+        # degraded feature still works, slower: whether to keep it is a decision of recommend.json (speculative
+        # decoding is advice, never dropped)
+        if v is not None and v.get("status") == "blocked" and v.get("effect") in ("crash", "wrong-output", "disabled"):
             out[flag] = f"{fid} is blocked ({v.get('effect')}): {_first_failure(v)}"
     return out
 

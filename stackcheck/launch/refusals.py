@@ -34,7 +34,8 @@ Each rule is a list of conditions on the values SGLang holds when it checks, rea
 - a model's own assertion on its attention backend (GPT-OSS, Olmo2, Llama 4) is judged on the architecture the
   preflight read; where it read none, a backend one of them would refuse is unknown (the model may be it);
 - a value SGLang chooses from what the gate does not see is unknown.
-A rule whose conditions all hold is `blocked` (effect crash); one where none fails and some are unknown is
+A rule whose conditions all hold is `blocked` (effect crash, or the rule's `effect` wrong-output where the
+release serves the combination with no error); one where none fails and some are unknown is
 `unknown` (refused unless --allow-unknown); a release no range of the rule covers is not judged (the rule is
 silent rather than guess: the flags themselves are judged by release_problems).
 """
@@ -3087,8 +3088,12 @@ def refusal_problems(
         )
         sources = [*(entry.get("source") or []), *(rule.get("issues") or [])]
         subject = f"refusal {rule.get('id')}"
+        # crash: SGLang refuses the combination or the launch stops; wrong-output: nothing refuses it, the server
+        # starts and serves wrong results (launch.schema.json refusal_rule.effect, a release entry's own effect
+        # first; the gate refuses both)
+        effect = "wrong-output" if entry.get("effect", rule.get("effect")) == "wrong-output" else "crash"
         if all(r is True for r in results):
-            return Problem(subject, "blocked", "crash", message, sources, observed, required)
+            return Problem(subject, "blocked", effect, message, sources, observed, required)
         missing = "; ".join(
             [
                 *(getattr(values[f], "missing", None) or _AUTO_WORDS.get(f, f) for f in _unknown_facts(conds, values)),
@@ -3099,8 +3104,8 @@ def refusal_problems(
             subject,
             "unknown",
             None,
-            f"SGLang {sglang_version} refuses this combination {rule.get('checked', 'at argument parsing')} "
-            f"when {missing} makes it hold: {message}",
+            f"SGLang {sglang_version} {_what_it_does(effect, rule.get('checked'))} when {missing} makes it hold: "
+            f"{message}",
             sources,
             observed,
             required,
@@ -3142,6 +3147,13 @@ def refusal_problems(
         if problem is not None:
             out.append(problem)
     return out
+
+
+def _what_it_does(effect: str, checked: Any) -> str:
+    """What the release does with a combination a refusal rule names, for an unknown verdict's words."""
+    if effect == "wrong-output":
+        return f"starts and serves wrong output with no error for this combination ({checked or 'never checked'})"
+    return f"refuses this combination {checked or 'at argument parsing'}"
 
 
 def _override_features(

@@ -32,6 +32,7 @@ from stackcheck.plan.solver import (
     violations,
 )
 from stackcheck.plan.steps import Steps, facts_after, patch_step, plan_steps
+from stackcheck.verdicts import EFFECT_ORDER, REFUSED_EFFECTS
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import workaround_for
 
@@ -221,7 +222,7 @@ def _failing_entry(v: CheckVerdict) -> FailingCheck:
     """A stack check that fails after the plan: its failing reasons, the worst effect among them, its fix."""
     fails = tuple(r for r in v.get("reasons") or [] if r.get("result") == "fail")
     effects = [str(r.get("effect", "crash")) for r in fails]
-    effect = "crash" if "crash" in effects or not effects else next(e for e in effects if e != "degraded")
+    effect = max(effects, key=lambda e: EFFECT_ORDER.get(e, 0)) if effects else "crash"
     fix = v.get("fix")
     return FailingCheck(str(v.get("id")), str(v.get("title", v.get("id"))), effect, fails, fix or None)
 
@@ -338,7 +339,8 @@ def _crashes_after(
     before: dict[str, FeatureVerdict],
     search: _Search | None = None,
 ) -> bool:
-    """Whether a stack check fails with a crash after the plan to `stack` (the plan's still_failing_checks).
+    """Whether a stack check fails with a crash (or a wrong output: REFUSED_EFFECTS, "crash" below stands for
+    both) after the plan to `stack` (the plan's still_failing_checks).
 
     With the memo (iperf34), judged lazily: on the facts after the plan alone (steps.facts_after: the plan's facts and
     choices, without its steps and every feature's verdict after them), the check that crashed the last candidate
@@ -349,15 +351,15 @@ def _crashes_after(
     if not engine.memo:
         planned = plan_steps(ctx, engine, stack, box, before)
         failing = engine.checks_failing_on(planned.facts, planned.choices)
-        return any(_failing_entry(v).effect == "crash" for v in failing)
+        return any(_failing_entry(v).effect in REFUSED_EFFECTS for v in failing)
     facts, choices = facts_after(ctx, stack)
     if search is not None and search.crasher:
         for v in engine.failing_checks(facts, choices, only=search.crasher):
-            if _failing_entry(v).effect == "crash":
+            if _failing_entry(v).effect in REFUSED_EFFECTS:
                 return True
     seen: list[CheckVerdict] = []
     for v in engine.failing_checks(facts, choices):
-        if _failing_entry(v).effect == "crash":
+        if _failing_entry(v).effect in REFUSED_EFFECTS:
             if search is not None:
                 search.crasher[:] = [c for c in ctx.manifests.checks if str(c.get("id")) == str(v.get("id"))][:1]
             return True

@@ -41,8 +41,9 @@ def render_markdown(report: Report, sources: bool = False) -> str:
             out.append(f"| {MARK.get(status, '?')} | `{_cell(fid)}` | {status}{eff} | {_cell(text)} |")
     if "checks" in report:
         out += ["", "### Stack checks", "", "| | check | status | why |", "|---|---|---|---|"]
-        for status, cid, text in check_rows(report):
-            out.append(f"| {MARK.get(status, '?')} | `{_cell(cid)}` | {status} | {_cell(text)} |")
+        for status, cid, effect, text in check_rows(report):
+            eff = f" ({effect})" if effect else ""
+            out.append(f"| {MARK.get(status, '?')} | `{_cell(cid)}` | {status}{eff} | {_cell(text)} |")
     if "plan" in report:
         lines = [line[2:] if line.startswith("  ") else line for line in plan_lines(report)]
         fence = fence_for(lines)

@@ -303,6 +303,8 @@ def feature_action(f: FeatureVerdict, plan: PlanIndex) -> tuple[str, str]:
         action = f"set {setting}"
     elif effect == "crash":
         action = f"leave {flag} off" if flag else "do not use it"
+    elif effect == "wrong-output":  # it starts and answers: say so, the operator would take a start for a pass
+        action = f"leave {flag} off: it starts but serves wrong output" if flag else "do not use it: wrong output"
     elif effect == "disabled":
         action = f"{flag} does nothing here" if flag else "off here"
     else:
@@ -347,11 +349,21 @@ def check_items(report: Report) -> list[Row]:
     for c in sorted(
         report.get("checks") or [], key=lambda c: (CHECK_ORDER.get(c.get("status", ""), 9), c.get("id", ""))
     ):
-        row = Row(status=str(c.get("status")), id=str(c.get("id")))
+        row = Row(status=str(c.get("status")), id=str(c.get("id")), effect=_check_word(c))
         if row.status not in ("ok", "skipped"):
             row.reasons = _dedupe([reason_line(r, shared) for r in _failing(c)])
         rows.append(row)
     return rows
+
+
+def _check_word(c: CheckVerdict) -> str:
+    """A failed check's word beside its status: "wrong-output" where its worst failing rule serves wrong output
+    with no error (the launch starts: "failed" alone reads as a start failure), else none."""
+    from stackcheck.verdicts import EFFECT_ORDER
+
+    effects = [str(r.get("effect", "crash")) for r in c.get("reasons") or [] if r.get("result") == "fail"]
+    worst = max(effects, key=lambda e: EFFECT_ORDER.get(e, 0), default="")
+    return worst if worst == "wrong-output" and c.get("status") == "failed" else ""
 
 
 def _dedupe(items: list[str]) -> list[str]:
@@ -367,8 +379,9 @@ def feature_rows(report: Report) -> list[tuple[str, str, str, str]]:
     return [(r.status, r.id, r.effect, r.text()) for r in feature_items(report)]
 
 
-def check_rows(report: Report) -> list[tuple[str, str, str]]:
-    return [(r.status, r.id, r.text()) for r in check_items(report)]
+def check_rows(report: Report) -> list[tuple[str, str, str, str]]:
+    """(status, id, effect, text) per check: the effect only where it is wrong-output (_check_word)."""
+    return [(r.status, r.id, r.effect, r.text()) for r in check_items(report)]
 
 
 def _counts(rows: list[Row]) -> str:

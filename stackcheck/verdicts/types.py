@@ -19,7 +19,7 @@ class Reason(TypedDict, total=False):
     requirement: str
     observed: Any
     required: Any
-    effect: str
+    effect: str  # crash | wrong-output | disabled | degraded (stackcheck.verdicts.EFFECT_ORDER ranks them)
     message: str
     source: Any
     inferred: bool
@@ -35,7 +35,7 @@ class FeatureVerdict(TypedDict, total=False):
     id: str
     title: str
     status: Status
-    effect: str | None
+    effect: str | None  # a blocked verdict's worst failing effect (crash | wrong-output | disabled | degraded)
     reasons: list[Reason]
     enable: Enable
     workaround: Workaround

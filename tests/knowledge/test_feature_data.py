@@ -66,7 +66,7 @@ READ_KINDS = {
     "cpp_check_ints",
 }
 SOURCE_SUFFIXES = {"cpp_check_ints": (".h", ".hh", ".hpp", ".cuh", ".cu", ".cc", ".cpp")}
-EFFECTS = {"crash", "disabled", "degraded"}
+EFFECTS = {"crash", "wrong-output", "disabled", "degraded"}
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 ALLOWED_PLACEHOLDERS = {"observed", "required"}
 #: filled only where the rule is judged per GPU (verdicts.uses_gpu): elsewhere there is no one GPU to name

@@ -26,6 +26,7 @@ from stackcheck.knowledge.loader import load
 from stackcheck.plan import planner, steps
 from stackcheck.plan.hypothetical import Engine
 from stackcheck.plan.solver import Box, Stack
+from stackcheck.verdicts import REFUSED_EFFECTS
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_all
 from stackcheck.verdicts.types import FeatureVerdict
@@ -50,7 +51,7 @@ def _straight(
     """The search's question as it was asked before iperf34: the whole plan to the stack, then every check after it."""
     planned = steps.plan_steps(ctx, engine, stack, box, before)
     failing = engine.checks_failing_on(planned.facts, planned.choices)
-    return any(planner._failing_entry(v).effect == "crash" for v in failing)
+    return any(planner._failing_entry(v).effect in REFUSED_EFFECTS for v in failing)  # crash or wrong-output
 
 
 @contextmanager
