@@ -35,10 +35,14 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def refusals(root: Path, box: str, *flags: str) -> list[str]:
-    """The gate's bf16-gemm refusals (blocked) for a BF16 Llama launch on `box`, in this process."""
+    """The gate's bf16-gemm refusals (blocked) for a BF16 Llama launch on `box`, in this process; each says the
+    launch starts and serves batch-dependent results (effect wrong-output), not that it crashes."""
     line = ["python", "-m", "sglang.launch_server", "--model-path", str(root / "llama"), *flags]
     _, doc = cli_json(["gate", "--facts", str(root / f"{box}.json"), "--dry-run", "--format", "json", "--", *line])
-    return [str(r["feature"]) for r in doc["reasons"] if "bf16-gemm" in str(r["feature"]) and r["status"] == "blocked"]
+    blocked = [r for r in doc["reasons"] if "bf16-gemm" in str(r["feature"]) and r["status"] == "blocked"]
+    assert all(r.get("effect") == "wrong-output" for r in blocked), blocked
+    assert doc["decision"] == ("refuse" if blocked else doc["decision"]), doc["decision"]
+    return [str(r["feature"]) for r in blocked]
 
 
 def test_a_given_cutedsl_with_deterministic_inference_is_refused(root: Path) -> None:
