@@ -2140,6 +2140,8 @@ def _transformers_backend_moe(impl: Any, read: Any, spec: Mapping[str, Any], arc
     if chosen not in [str(i) for i in spec.get("impls") or ("transformers",)]:
         return False
     if not isinstance(read, Mapping):
+        if chosen == "auto":  # (every model of the release would be unknown here: the model check speaks for it)
+            return False
         return _Judged(None, "the model's config.json not read",
                        missing="whether the model is a MoE whose top-k the Transformers backend reads")  # fmt: skip
     archs = read.get("architectures")

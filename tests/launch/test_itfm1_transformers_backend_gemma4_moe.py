@@ -76,5 +76,10 @@ def test_auto_reaches_the_backend_only_where_sglang_has_no_gemma4_class(root: Pa
     assert [f["status"] for f in reasons(root, "0.5.23", "a4b")] == []  # SGLang's own Gemma 4 class
 
 
+def test_an_unread_config_under_auto_is_left_to_the_model_check(root: Path) -> None:
+    assert [f["status"] for f in reasons(root, "0.5.10", "absent")] == []  # before: ['unknown'] on every model
+    assert [f["status"] for f in reasons(root, "0.5.23", "absent", "--model-impl", "transformers")] == ["unknown"]
+
+
 def test_a_dense_gemma4_through_the_transformers_backend_is_not_this_refusal(root: Path) -> None:
     assert [f["status"] for f in reasons(root, "0.5.23", "dense", "--model-impl", "transformers")] == []
