@@ -1247,6 +1247,11 @@ def launch_values(
     activation_spec = entry.get("trtllm_moe_activation")
     if isinstance(activation_spec, dict):  # imodel4: a model whose experts take an activation trtllm-gen refuses
         values["trtllm_moe_activation_refused"] = _trtllm_moe_activation(values, read, activation_spec, architecture)
+    backend_moe_spec = entry.get("transformers_backend_moe")
+    if isinstance(backend_moe_spec, dict):  # itfm1: a Gemma 4 MoE through SGLang's Transformers backend
+        values["transformers_backend_moe_refused"] = _transformers_backend_moe(
+            opts.get("--model-impl"), read, backend_moe_spec, architecture
+        )
     gated_spec = entry.get("non_gated_moe")
     if isinstance(gated_spec, dict):  # W4AFp8MoEMethod on a model whose experts SGLang builds non-gated
         archs = read.get("architectures") if isinstance(read, Mapping) else None
@@ -2119,6 +2124,61 @@ def _trtllm_moe_activation(
     return _Judged(True, shown)
 
 
+def _transformers_backend_moe(impl: Any, read: Any, spec: Mapping[str, Any], architecture: str | None) -> Any:
+    """itfm1: whether SGLang's Transformers backend fails to build, or builds wrong, the served model's experts.
+    Its MoE mixin (models/transformers.py MoEMixin.recursive_replace) takes the top-k from the text config's
+    num_experts_per_tok or top_k alone and asserts one was found ('Cannot determine top_k from config.'), and gives
+    SGLang's fused MoE activation 'silu' for every architecture but gpt-oss and Grok-1. Gemma 4's config class names
+    its top-k top_k_experts, and transformers 5 pops a config.json's top_k with the other generation parameters,
+    so a Gemma 4 MoE fails at load unless config.json states num_experts_per_tok; where it does, its GELU-tanh
+    experts run as gated SiLU. `spec`: the architectures, the key that turns the MoE block on (at the top or in
+    text_config), the keys whose value the mixin takes as its top-k (`top_k_keys`), the activation it gives
+    (`activation`), the config key of the experts' own activation and its default in the config class, and the
+    --model-impl values that reach the backend (`impls`: transformers, and auto where the release has no class of its
+    own for the architecture). True where refused, False where not concerned, unknown where config.json was not read
+    or says something the gate cannot judge."""
+    chosen = str(impl).strip().lower() if isinstance(impl, str) and impl.strip() else "auto"
+    if chosen not in [str(i) for i in spec.get("impls") or ("transformers",)]:
+        return False
+    if not isinstance(read, Mapping):
+        if chosen == "auto":  # (every model of the release would be unknown here: the model check speaks for it)
+            return False
+        return _Judged(None, "the model's config.json not read",
+                       missing="whether the model is a MoE whose top-k the Transformers backend reads")  # fmt: skip
+    archs = read.get("architectures")
+    first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    arch = architecture or first
+    if arch not in [str(a) for a in spec.get("architectures") or []]:
+        return False
+    key = str(spec.get("moe_key") or "enable_moe_block")
+    text = read.get("text_config")
+    found = [c[key] for c in (read, text) if isinstance(c, Mapping) and key in c]
+    if not found or all(v is False for v in found):
+        return False  # the config class's default (false): no MoE block, no experts module to replace
+    if not all(isinstance(v, bool) for v in found):
+        return _Judged(None, f"{arch}: config.json's {key} is no boolean", missing=f"whether {key} turns the MoE on")
+    sub = text if isinstance(text, Mapping) else read
+    where = f"--model-impl {chosen}: {arch} ({key} true)"
+    named = {str(k): sub.get(str(k)) for k in spec.get("top_k_keys") or ("num_experts_per_tok",)}
+    given = {k: v for k, v in named.items() if v is not None}
+    if not given:
+        own = sub.get("top_k_experts")
+        top = f"top_k_experts {own}" if isinstance(own, int) and not isinstance(own, bool) else "no top_k_experts"
+        return _Judged(True, f"{where}; config.json states {top} and no {' or '.join(named)}: SGLang's Transformers "
+                       "backend asserts it found a top-k ('Cannot determine top_k from config.') while it builds the "
+                       "model")  # fmt: skip
+    act_key = str(spec.get("activation_key") or "hidden_activation")
+    own_act = sub.get(act_key, spec.get("activation_default"))
+    gives = str(spec.get("activation") or "silu")
+    if not isinstance(own_act, str):
+        return _Judged(None, f"{where}; config.json's {act_key} is no string", missing="the experts' own activation")
+    if own_act == gives:
+        return False
+    return _Judged(True, f"{where}; config.json states {', '.join(f'{k} {v}' for k, v in given.items())}: the "
+                   f"Transformers backend runs the experts with gated {gives!r}, the checkpoint's {act_key} is "
+                   f"{own_act!r}")  # fmt: skip
+
+
 def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | None, keys: Any) -> Any:
     """Whether SGLang's DSA (NSA) attention backend takes the served model: configs/model_config.py is_deepseek_dsa
     (is_deepseek_nsa before 0.5.13) asks for one of its architectures and an index_topk in config.json. False where
@@ -2429,6 +2489,7 @@ _OBSERVE_LABEL = {
     "model_backend_refused": "",
     "backend_list_refused": "",
     "trtllm_moe_activation_refused": "",
+    "transformers_backend_moe_refused": "",
 }
 _UNKNOWN_SHOWN = {
     "model_architecture": "not read (the model was not found)",

@@ -487,6 +487,13 @@ TRTLLM_BF16_SILU_ONLY = re.compile(r'assert \(\s*runner_config\.activation == "s
 #: (ifc71) Gemma 4's gelu experts on the BF16 CUTLASS MoE (0.5.11-0.5.14): no check at all, the model file and the
 #: unquantized method's activation choice (Relu2 for relu2, else SwiGLU)
 GEMMA4_CUTLASS_GELU = "moe-cutlass-gelu-experts-as-swiglu"
+#: (itfm1) Gemma 4's MoE through SGLang's Transformers backend: no check by name, the MoE mixin's top-k lookup (the
+#: config's num_experts_per_tok or top_k, asserted) where transformers' Gemma 4 config names it top_k_experts
+GEMMA4_TRANSFORMERS_MOE = "transformers-backend-gemma4-moe"
+TRANSFORMERS_MOE_TOP_K = re.compile(
+    r'top_k = _getattr_first\(text_config, \("num_experts_per_tok", "top_k"\)\)\n\s+'
+    r'assert top_k is not None, "Cannot determine top_k from config\."'
+)
 CUTLASS_SWIGLU_ELSE = re.compile(
     r'ActivationType\.Relu2\s+if moe_runner_config\.activation == "relu2"\s+else ActivationType\.Swiglu'
 )
@@ -820,6 +827,14 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             unquant = "".join(module(version, "sglang/srt/layers/quantization/unquant.py").values())
             gelu = 'activation="gelu"' in gemma4 or 'activation: str = "gelu"' in gemma4
             assert (gelu and CUTLASS_SWIGLU_ELSE.search(unquant) is not None) is bool(entry["applies"]), version
+            continue
+        if rule["id"] == GEMMA4_TRANSFORMERS_MOE:  # the mixin's top-k lookup; auto judged only with no own Gemma 4
+            backend = "".join(module(version, "sglang/srt/models/transformers.py").values())
+            own = bool(module(version, "sglang/srt/models/gemma4_causal.py"))
+            lookup = TRANSFORMERS_MOE_TOP_K.search(backend) is not None and "top_k_experts" not in backend
+            assert lookup is bool(entry["applies"]), version
+            if entry["applies"]:
+                assert ("auto" in entry["transformers_backend_moe"]["impls"]) is (not own), version
             continue
         if rule["id"] == MLA_FA4_VERIFY:  # the backend's absorbed MLA branch asserts FA3 where the rule applies
             asserts = any("Only FA3 support here" in b for b in module(version, FA3_BACKEND).values())

@@ -1045,7 +1045,9 @@ def query_heads(config: Mapping[str, Any]) -> int | None:
 # trtllm-gen MoE asserts against (refusals.launch_model_moe_renormalize: ifc64), and topk_method / routing_method_type,
 # by which SGLang's DeepSeek MoE routes (refusal moe-trtllm-deepseek-softmax-routing: imodel3), and expert_selection_fn,
 # by which SGLang's Cohere2-MoE routes (refusals.launch_model_moe_topk_kept: imodel4), and enable_moe_block, which
-# gives a Gemma 4 its gelu experts (refusal moe-trtllm-gelu-experts: imodel4)
+# gives a Gemma 4 its gelu experts (refusal moe-trtllm-gelu-experts: imodel4), and num_experts_per_tok / top_k_experts /
+# hidden_activation, the top-k SGLang's Transformers backend looks for, Gemma 4's own name for it and its experts'
+# activation (refusal transformers-backend-gemma4-moe: itfm1)
 ATTENTION_KEYS = (
     "architectures", "model_type", "num_attention_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",
     "multi_query_group_num", "num_attention_groups", "multi_query", "head_dim", "v_head_dim", "hidden_size",
@@ -1054,6 +1056,7 @@ ATTENTION_KEYS = (
     "moe_intermediate_size", "intermediate_size", "quantization_config", "torch_dtype", "dtype",
     "rope_theta", "rope_parameters", "rope_scaling", "swa_rope_theta", "norm_topk_prob",
     "topk_method", "routing_method_type", "expert_selection_fn", "enable_moe_block", "first_k_dense_replace",
+    "num_experts_per_tok", "top_k_experts", "hidden_activation",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 #: (ifc70) an encoder sub-config's head count, kept where config.json states it: Qwen3-Omni's thinker builds its audio
