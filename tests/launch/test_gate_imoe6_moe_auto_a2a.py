@@ -5,9 +5,9 @@ a BF16 DeepSeek-V4 on an offline B200 without the TRTLLM_GEN_BMM cubins passed o
 flashinfer_trtllm_routed under conditions not modelled). The rule was kept off there because --moe-a2a-backend deepep
 also read as unread; the deepep hook is read now (arg_groups/moe_hook.py handle_a2a_moe writes no runner for it), so
 a BF16 model whose override needs no all-to-all backend (Qwen3-MoE, DeepSeek, GLM-4.x MoE) or has none keeps auto
-(Triton), and Nemotron-H's override picks flashinfer_cutlass there. GLM-4.x MoE (0.5.9-0.5.19) and Llama 4
-(0.5.9-0.5.23) are read for a BF16 checkpoint. The gate runs in this process; the model configs are this test's own
-minimal files in the shape of config.json."""
+(Triton), and Nemotron-H's override picks flashinfer_cutlass there. GLM-4.x MoE and Nemotron-H (0.5.9-0.5.19),
+Llama 4 (0.5.9-0.5.23) and Gemma 4 (0.5.13-0.5.23) are read for a BF16 checkpoint. The gate runs in this process;
+the model configs are this test's own minimal files in the shape of config.json."""
 
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ MODELS: dict[str, dict[str, Any]] = {
                  "moe_intermediate_size": 512, "norm_topk_prob": True, **BASE},
     "mixtral": {"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "num_local_experts": 8,
                 "num_experts_per_tok": 2, **BASE},
+    "gemma4": {"architectures": ["Gemma4ForCausalLM"], "model_type": "gemma4_text", "enable_moe_block": True,
+               "num_experts": 16, "top_k_experts": 2, "moe_intermediate_size": 512, **BASE},
     "glm45": {"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "n_routed_experts": 16,
               "moe_intermediate_size": 512, **BASE},
     "nemh": {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "n_routed_experts": 16,
@@ -90,7 +92,6 @@ def test_the_triton_runner_and_an_h100_box_are_not_judged(cwd: Path) -> None:
 def test_deepep_keeps_the_runner_auto_where_no_override_picks_under_it(cwd: Path) -> None:
     # the Qwen3-MoE override needs --moe-a2a-backend none (model_overrides/qwen3_moe.py), Mixtral has none, and the
     # deepep hook writes no runner: SGLang's auto, the unquantized MoE method's Triton runner (no trtllm-gen)
-    assert bmm_results(cwd, "b200-0.5.23", "qwen3moe").get("unquantized-auto") == "fail"  # the same model, no a2a
     assert bmm_results(cwd, "b200-0.5.23", "qwen3moe", "--moe-a2a-backend", "deepep") == {}
     assert bmm_results(cwd, "b200-0.5.20", "mixtral", "--moe-a2a-backend", "deepep") == {}
     # Nemotron-H's override picks flashinfer_cutlass under deepep (its other branch), not trtllm-gen
@@ -112,8 +113,17 @@ def test_glm45_before_0_5_20_is_read_for_a_bf16_checkpoint(cwd: Path) -> None:
     assert bmm_results(cwd, "b200-0.5.17", "glm45", "--moe-runner-backend", "triton") == {}
 
 
-def test_llama4_without_quantization_keeps_auto(cwd: Path) -> None:
+def test_nemotron_h_before_0_5_20_is_read_for_a_bf16_checkpoint(cwd: Path) -> None:
+    # 0.5.9-0.5.12 pick a runner for a ModelOpt Nemotron-H only (0.5.12 arg_groups/nemotron_h_hook.py:15-40): auto;
+    # 0.5.13-0.5.19 add `model_config.quantization is None` (0.5.17 overrides.py :1205-1209): trtllm_bf16_moe
+    assert bmm_results(cwd, "b200-0.5.12", "nemh") == {}
+    assert bmm_results(cwd, "b200-0.5.17", "nemh").get("unquantized-auto") == "fail"
+
+
+def test_llama4_and_gemma4_without_quantization_keep_auto(cwd: Path) -> None:
     # every release's Llama 4 branch picks flashinfer_trtllm for fp8 / modelopt_fp8 only (model_overrides/llama4.py
-    # 0.5.23 :38-40, server_args.py 0.5.12 :2205-2206): a BF16 Llama 4 keeps auto (was unknown on 0.5.9-0.5.19)
+    # 0.5.23 :38-40, server_args.py 0.5.12 :2205-2206), Gemma 4's for modelopt_fp4 only (gemma4.py 0.5.23 :45-48,
+    # overrides.py 0.5.17 :1020-1023): a BF16 one keeps auto (were unknown on 0.5.9-0.5.19)
     assert bmm_results(cwd, "b200-0.5.12", "llama4") == {}
-    assert bmm_results(cwd, "b200-0.5.23", "llama4") == {}
+    assert bmm_results(cwd, "b200-0.5.17", "gemma4") == {}
+    assert bmm_results(cwd, "b200-0.5.23", "gemma4") == {}
