@@ -40,6 +40,8 @@ MODELS: dict[str, dict[str, Any]] = {
                "num_experts": 16, "top_k_experts": 2, "moe_intermediate_size": 512, **BASE},
     "glm45": {"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "n_routed_experts": 16,
               "moe_intermediate_size": 512, **BASE},
+    "cohere2": {"architectures": ["Cohere2MoeForCausalLM"], "model_type": "cohere2_moe", "num_experts": 16,
+                "num_experts_per_tok": 2, "norm_topk_prob": True, **BASE},
     "nemh": {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "n_routed_experts": 16,
              "num_experts_per_tok": 2, "moe_intermediate_size": 512, "hybrid_override_pattern": "MEM*EM",
              "mlp_hidden_act": "relu2", **BASE, "num_hidden_layers": 6},
@@ -54,8 +56,8 @@ def cwd(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / name / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     # b200-cubins-offline: 8 x B200, torch cu130, FLASHINFER_NO_DOWNLOAD=1, no TRTLLM_GEN_BMM cubins; SGLang per box
     facts = json.loads((CASES / "b200-cubins-offline" / "facts.json").read_text(encoding="utf-8"))
-    for box, version in (("b200", "0.5.12"), ("b200", "0.5.17"), ("b200", "0.5.20"), ("b200", "0.5.23"),
-                         ("h100", "0.5.23")):  # fmt: skip
+    boxes = [("b200", v) for v in ("0.5.12", "0.5.17", "0.5.19", "0.5.20", "0.5.23")] + [("h100", "0.5.23")]
+    for box, version in boxes:
         doc = json.loads(json.dumps(facts))
         body = doc.get("facts", doc)
         body["packages"]["sglang"]["version"] = version
@@ -127,3 +129,8 @@ def test_llama4_and_gemma4_without_quantization_keep_auto(cwd: Path) -> None:
     assert bmm_results(cwd, "b200-0.5.12", "llama4") == {}
     assert bmm_results(cwd, "b200-0.5.17", "gemma4") == {}
     assert bmm_results(cwd, "b200-0.5.23", "gemma4") == {}
+
+
+def test_cohere2_moe_on_0_5_19_is_read(cwd: Path) -> None:
+    # 0.5.19's model_overrides/cohere2_moe.py is 0.5.20's: flashinfer_trtllm for no quantization on SM100 (:37-48)
+    assert bmm_results(cwd, "b200-0.5.19", "cohere2").get("unquantized-auto") == "fail"
