@@ -2749,9 +2749,11 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
     the checkpoint's alone with `quantization_from` checkpoint) and, where the pick names one, the resolved
     all-to-all backend match; "unread" where an override not modelled may pick one (an
     `unmodelled` architecture, a quantization of `unmodelled_quantizations`, an all-to-all backend set or possibly
-    set, a picks architecture with another quantization) or the model was not read; "auto" where SGLang picks none.
-    None where the runner is given, no model is named, or the release is outside the entry's `read` (not modelled).
-    The GPU side of a pick (majors, torch CUDA) is the reading rule's `when`."""
+    set, a picks architecture with another quantization) or the model was not read; "auto" where SGLang picks none
+    (imoe6: also a checkpoint without quantization under an `a2a_leave_auto` backend, where the architecture's pick
+    is `a2a_only` or no override is listed). None where the runner is given, no model is named, or the release is
+    outside the entry's `read` (not modelled). The GPU side of a pick (majors, torch CUDA) is the reading rule's
+    `when`."""
     spec = ((mapping.get("refusals") or {}).get("auto") or {}).get("moe_runner")
     if not isinstance(spec, Mapping) or version is None or d.entrypoint is None:
         return None
@@ -2777,6 +2779,9 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
         if isinstance(entry, Mapping) and isinstance(entry.get("sets_a2a"), Mapping):
             if d.env.get(str(entry.get("name"))) is True:
                 a2a = _UNKNOWN
+    # (imoe6) a checkpoint without quantization under an all-to-all backend whose hooks leave an auto runner alone
+    leaves = quant is None and isinstance(a2a, str) and a2a in _a2a_leaving_auto(spec, version)
+    a2a_other = False  # a pick of this architecture for another all-to-all backend only
     for pick in spec.get("picks") or []:
         if not isinstance(pick, Mapping) or _version_in(version, str(pick.get("versions", ""))) is not True:
             continue
@@ -2784,21 +2789,38 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
             own = held if isinstance(held, str) else None  # quantization_from checkpoint: the flag is not read
             method = own if pick.get("quantization_from") == "checkpoint" else quant
             if "a2a" in pick and a2a != pick.get("a2a"):
-                return "unread"
+                # (imoe6) another pick of the architecture may name this backend; an `a2a_only` override picks
+                # nothing under a backend that leaves the runner auto
+                a2a_other = a2a_other or not (leaves and pick.get("a2a_only") is True)
+                continue
             if _checkpoint_weights_match(pick.get("checkpoint_weights"), held, pre):
                 return str(pick.get("backend"))  # SGLang's Kimi K2 / K2.5 INT4 test, whatever --quantization (imodel2)
             if method is None and pick.get("unquantized") is True:
                 return str(pick.get("backend"))  # no quantization at all: the pick's `quantization is None` (icubin3)
+            if method is None and pick.get("unquantized") is False:
+                break  # (imoe6) the override makes no pick for a checkpoint without quantization
             if method not in [str(q) for q in pick.get("quantizations") or []]:
                 return "unread"
             return str(pick.get("backend"))
+    if a2a_other:
+        return "unread"
     for entry in spec.get("unmodelled") or []:
         if isinstance(entry, Mapping) and _version_in(version, str(entry.get("versions", ""))) is True:
             if architecture in [str(a) for a in entry.get("architectures") or []]:
                 return "unread"
-    if quant in [str(q) for q in spec.get("unmodelled_quantizations") or []] or a2a != "none":
+    if quant in [str(q) for q in spec.get("unmodelled_quantizations") or []] or (a2a != "none" and not leaves):
         return "unread"
     return "auto"
+
+
+def _a2a_leaving_auto(spec: Mapping[str, Any], version: str) -> set[str]:
+    """The all-to-all backends whose argument hooks leave an auto MoE runner alone in this release
+    (refusals.auto.moe_runner a2a_leave_auto, imoe6: deepep on SGLang 0.5.20-0.5.23)."""
+    found: set[str] = set()
+    for entry in spec.get("a2a_leave_auto") or []:
+        if isinstance(entry, Mapping) and _version_in(version, str(entry.get("versions", ""))) is True:
+            found.update(str(b) for b in entry.get("backends") or [])
+    return found
 
 
 def _checkpoint_weights_pick(

@@ -265,12 +265,14 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "the MoE runner SGLang picks itself for the served model where --moe-runner-backend is auto or not "
             "given (launch.json refusals.auto.moe_runner): `flashinfer_trtllm` for the DeepSeek family with an FP8 "
             "or ModelOpt checkpoint (or none) and no all-to-all backend, the Qwen3-MoE family's likewise (icubin3), "
-            "`flashinfer_mxfp4` for a GPT-OSS MXFP4 checkpoint "
+            "`flashinfer_mxfp4` for a GPT-OSS MXFP4 checkpoint, `flashinfer_cutlass` for a BF16 Nemotron-H MoE "
+            "under --moe-a2a-backend deepep (imoe6) "
             "(the DeepSeek and Qwen3-MoE picks 0.5.9-0.5.23, imoe5; the others 0.5.20-0.5.23; the GPU side is "
             "the rule's `when`), "
-            "`unread` where an override not modelled may pick one or the model was not read, `auto` where SGLang "
-            "picks none: set by `gate` once its preflight looked for the model; absent otherwise (a runner given, "
-            "a release outside the entry's `read`, the audit)",
+            "`unread` where an override not modelled may pick one, an all-to-all backend is set (but deepep with a "
+            "BF16 checkpoint on 0.5.20-0.5.23 where no override picks under it, imoe6) or the model was not read, "
+            "`auto` where SGLang picks none: set by `gate` once its preflight looked for the model; absent "
+            "otherwise (a runner given, a release outside the entry's `read`, the audit)",
         ),
         FactDoc(
             ("launch.model_moe",),

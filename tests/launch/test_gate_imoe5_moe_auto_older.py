@@ -86,9 +86,8 @@ def test_the_triton_runner_an_h100_box_and_an_unread_release_are_not_refused(cwd
 
 
 def test_an_override_not_modelled_is_unknown_not_ok(cwd: Path) -> None:
-    # GLM-4.x MoE's own override (0.5.12 server_args.py :2357-2376, 0.5.15 overrides.py _glm4_moe_overrides) is
-    # listed, not modelled, for these releases: unknown where the cubins are missing, never ok
-    assert bmm_results(cwd, "b200", "0.5.15", "glm45").get("unquantized-auto-unread") == "unknown"
+    # (imoe6 modelled GLM-4.x MoE's BF16 pick: 0.5.15's _glm4_moe_overrides picks flashinfer_trtllm for it)
+    assert bmm_results(cwd, "b200", "0.5.15", "glm45").get("unquantized-auto") == "fail"
     assert bmm_results(cwd, "b200", "0.5.9", "ds3").get("unquantized-auto-unread") == "unknown"  # made fp8: unread
 
 
