@@ -112,6 +112,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "72": ("a5c9e2d554aab2e093e2734b9ecd6da396f57317", None),  # drawn in the tree of a5c9e2d5 (the draw commit's
     # parent) with the script as committed (population g 20: the gate's allows of 33 launches over the twenty-second
     # session's merges after the seventy-first sample and imend21; about 5-8 s on the shared box)
+    "73": ("541c658301deda41096d0903ad9d27d3231a1306", None),  # drawn in the tree of 541c6583 (the draw commit's
+    # parent) with the script as committed (population g 57: the gate's allows of 63 launches over imoe6 / ishape3 /
+    # imend22 / itfm1; about 8-12 s on the shared box under load, 8 s of CPU)
 }
 DEFAULT = ("27",)
 
