@@ -694,7 +694,9 @@ def _fp8_block_moe_split(
                            "weight block (config.json)")  # fmt: skip
         return _Judged(False, "no block-FP8 checkpoint read")
     qc = read.get("quantization_config")
-    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
+    method = qc.get("quant_method") if isinstance(qc, Mapping) else None  # (irev86) lower-cased, as SGLang reads it
+    fp8 = isinstance(method, str) and method.lower() == "fp8"
+    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and fp8 else None
     if block is not None and not (
         isinstance(block, list) and len(block) == 2 and all(type(b) is int and b > 0 for b in block)
     ):  # (irobust11: [0, 0], "128", [128]: a block this reading does not take, read as no block before: unknown)
