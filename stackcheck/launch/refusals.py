@@ -694,7 +694,9 @@ def _fp8_block_moe_split(
                            "weight block (config.json)")  # fmt: skip
         return _Judged(False, "no block-FP8 checkpoint read")
     qc = read.get("quantization_config")
-    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
+    method = qc.get("quant_method") if isinstance(qc, Mapping) else None  # (irev86) lower-cased, as SGLang reads it
+    fp8 = isinstance(method, str) and method.lower() == "fp8"
+    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and fp8 else None
     if block is not None and not (
         isinstance(block, list) and len(block) == 2 and all(type(b) is int and b > 0 for b in block)
     ):  # (irobust11: [0, 0], "128", [128]: a block this reading does not take, read as no block before: unknown)
@@ -2780,7 +2782,11 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
             if d.env.get(str(entry.get("name"))) is True:
                 a2a = _UNKNOWN
     # (imoe6) a checkpoint without quantization under an all-to-all backend whose hooks leave an auto runner alone
-    leaves = quant is None and isinstance(a2a, str) and a2a in _a2a_leaving_auto(spec, version)
+    # (irev86) a checkpoint whose quantization the preflight saw but could not map (quant_why, no quant_method: an
+    # unmapped hf_quant_config.json quant_algo, a quantization_config without quant_method, one in text_config only)
+    # is not known to be unquantized: no reading that rests on SGLang's `quantization is None` holds for it
+    unsure = quant is None and checkpoint_quantized(pre) is True
+    leaves = quant is None and not unsure and isinstance(a2a, str) and a2a in _a2a_leaving_auto(spec, version)
     a2a_other = False  # a pick of this architecture for another all-to-all backend only
     for pick in spec.get("picks") or []:
         if not isinstance(pick, Mapping) or _version_in(version, str(pick.get("versions", ""))) is not True:
@@ -2795,6 +2801,8 @@ def moe_runner_auto(d: Derived, mapping: Mapping[str, Any], version: str | None,
                 continue
             if _checkpoint_weights_match(pick.get("checkpoint_weights"), held, pre):
                 return str(pick.get("backend"))  # SGLang's Kimi K2 / K2.5 INT4 test, whatever --quantization (imodel2)
+            if method is None and unsure:
+                return "unread"  # (irev86) `unquantized` true or false would read an unknown quantization as none
             if method is None and pick.get("unquantized") is True:
                 return str(pick.get("backend"))  # no quantization at all: the pick's `quantization is None` (icubin3)
             if method is None and pick.get("unquantized") is False:

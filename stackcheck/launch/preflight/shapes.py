@@ -314,6 +314,13 @@ def _moe_share(
            bad, every)  # fmt: skip
 
 
+def _quant_method(qc: Any) -> str | None:
+    """config.json quantization_config's quant_method as SGLang reads it: lower-cased (ModelConfig's
+    _verify_quantization, 0.5.9-0.5.23; "AWQ" is awq, "FP8" fp8: irev86); None where there is none."""
+    method = qc.get("quant_method") if isinstance(qc, Mapping) else None
+    return method.lower() if isinstance(method, str) else None
+
+
 #: (ishape3) the --quantization values under which SGLang serves an AWQ checkpoint's MoE layers with AWQ Marlin or
 #: moe_wna16 (awq.py override_quantization_method; moe_wna16 directly); another value: the MoE method is not read
 AWQ_MOE_QUANTIZATIONS = (None, "awq_marlin", "marlin", "moe_wna16")
@@ -336,7 +343,7 @@ def _moe_groups(
     size = _whole(text.get(key)) if isinstance(key, str) else None
     if size is None or not eps or not isinstance(qc, Mapping) or qc.get("modules_to_not_convert") or qc.get("dynamic"):
         return
-    method, group, bits = qc.get("quant_method"), _whole(qc.get("group_size")), qc.get("bits")
+    method, group, bits = _quant_method(qc), _whole(qc.get("group_size")), qc.get("bits")
     if method not in ("awq", "gptq") or group is None:
         return
     hidden = _whole(text.get("hidden_size"))
@@ -386,7 +393,7 @@ def _attention_blocks(
     checked for any merged layer whatever t) and o_proj's input per rank (query heads / t x head_dim, block_k, t > 1).
     head_dim only where config.json states it (a config class's default, Gemma's 256 beside hidden / heads, is not
     guessed); a size whose heads do not split is the heads rule's."""
-    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
+    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and _quant_method(qc) == "fp8" else None
     heads, dim = _whole(text.get("num_attention_heads")), _whole(text.get("head_dim"))
     kv = _whole(next((text.get(k) for k in KV_KEYS if text.get(k) is not None), None))
     if not (isinstance(block, list) and len(block) == 2 and all(_whole(b) for b in block)):
@@ -520,7 +527,7 @@ def _grouped(judged: Callable[..., None], qc: Any, size: int, tp: int) -> None:
     group_size < intermediate_size and the share is not a multiple of it (fail); GPTQ's linear method raises too, its
     Marlin path (the one SGLang usually takes on CUDA) was not read in 0.5.9, so GPTQ is unknown; compressed-tensors'
     WNA16 scheme asserts it as it creates the weights (_wna16_group: fail)."""
-    method = qc.get("quant_method") if isinstance(qc, Mapping) else None
+    method = _quant_method(qc)
     group = _whole(qc.get("group_size")) if isinstance(qc, Mapping) else None
     name, error = str(method).upper(), "ValueError: 'The input size is not aligned with the quantized weight shape'"
     if method == "compressed-tensors" and isinstance(qc, Mapping):
@@ -712,7 +719,7 @@ def shape_results(
         else:
             qc = keys.get("quantization_config")
             _grouped(judged, qc, size, t)
-            block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
+            block = qc.get("weight_block_size") if isinstance(qc, Mapping) and _quant_method(qc) == "fp8" else None
             if isinstance(block, list) and len(block) == 2 and all(_whole(b) for b in block):
                 per, (bn, bk) = size // t, (int(block[0]), int(block[1]))
                 if per % bn or (t > 1 and per % bk):
