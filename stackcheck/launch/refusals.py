@@ -2079,6 +2079,26 @@ def _trtllm_softmax_routing(
     return _Judged(True, shown)
 
 
+def _moe_block_on(read: Mapping[str, Any], spec: Mapping[str, Any], architecture: str | None) -> Any:
+    """(the architecture, the key) where the served model is one of `spec`'s architectures (the gate's reading, else
+    config.json's first) and config.json turns its MoE block on (`spec`'s moe_key, default enable_moe_block, at the
+    top or in text_config: true in one, never anything but a boolean); False where not concerned (another
+    architecture, or the key absent or false: the config class's default, no MoE block and no experts module);
+    unknown (_Judged) where the key holds something else. Shared by the two Gemma 4 expert readings below."""
+    archs = read.get("architectures")
+    first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    arch = architecture or first
+    if arch not in [str(a) for a in spec.get("architectures") or []]:
+        return False
+    key = str(spec.get("moe_key") or "enable_moe_block")
+    found = [c[key] for c in (read, read.get("text_config")) if isinstance(c, Mapping) and key in c]
+    if not found or all(v is False for v in found):
+        return False
+    if not all(isinstance(v, bool) for v in found):
+        return _Judged(None, f"{arch}: config.json's {key} is no boolean", missing=f"whether {key} turns the MoE on")
+    return arch, key
+
+
 def _trtllm_moe_activation(
     values: Mapping[str, Any], read: Any, spec: Mapping[str, Any], architecture: str | None
 ) -> Any:
@@ -2100,18 +2120,10 @@ def _trtllm_moe_activation(
     if not isinstance(read, Mapping):
         return _Judged(None, "the model's config.json not read",
                        missing=f"whether the model's experts take an activation the {path} MoE refuses")  # fmt: skip
-    archs = read.get("architectures")
-    first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
-    arch = architecture or first
-    if arch not in [str(a) for a in spec.get("architectures") or []]:
-        return False
-    key = str(spec.get("moe_key") or "enable_moe_block")
-    text = read.get("text_config")
-    found = [c[key] for c in (read, text) if isinstance(c, Mapping) and key in c]
-    if not found or all(v is False for v in found):
-        return False  # the config class's default (false): no MoE block
-    if not all(isinstance(v, bool) for v in found):
-        return _Judged(None, f"{arch}: config.json's {key} is no boolean", missing=f"whether {key} turns the MoE on")
+    on = _moe_block_on(read, spec, architecture)
+    if not isinstance(on, tuple):
+        return on
+    arch, key = on
     quant = values.get("quantization") or values.get("model_quant_method")
     if quant is _UNKNOWN:
         return _Judged(None, f"{arch}: MoE block", missing="the checkpoint's quantization")
@@ -2147,18 +2159,11 @@ def _transformers_backend_moe(impl: Any, read: Any, spec: Mapping[str, Any], arc
             return False
         return _Judged(None, "the model's config.json not read",
                        missing="whether the model is a MoE whose top-k the Transformers backend reads")  # fmt: skip
-    archs = read.get("architectures")
-    first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
-    arch = architecture or first
-    if arch not in [str(a) for a in spec.get("architectures") or []]:
-        return False
-    key = str(spec.get("moe_key") or "enable_moe_block")
+    on = _moe_block_on(read, spec, architecture)
+    if not isinstance(on, tuple):
+        return on
+    arch, key = on
     text = read.get("text_config")
-    found = [c[key] for c in (read, text) if isinstance(c, Mapping) and key in c]
-    if not found or all(v is False for v in found):
-        return False  # the config class's default (false): no MoE block, no experts module to replace
-    if not all(isinstance(v, bool) for v in found):
-        return _Judged(None, f"{arch}: config.json's {key} is no boolean", missing=f"whether {key} turns the MoE on")
     sub = text if isinstance(text, Mapping) else read
     where = f"--model-impl {chosen}: {arch} ({key} true)"
     named = {str(k): sub.get(str(k)) for k in spec.get("top_k_keys") or ("num_experts_per_tok",)}
