@@ -30,7 +30,7 @@ from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import version_in
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.record import field, record
-from stackcheck.verdicts import REFUSED_EFFECTS
+from stackcheck.verdicts import REFUSED_EFFECTS, worst_effect
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_feature, evaluate_predicate, uses_gpu
 
@@ -639,7 +639,7 @@ def with_check_crashes(v: FeatureVerdict, fid: str, ctx: Context) -> FeatureVerd
         ]
     if not crashes:
         return v
-    worst = "crash" if any(x.get("effect", "crash") == "crash" for x in crashes) else "wrong-output"
+    worst = worst_effect(str(x.get("effect", "crash")) for x in crashes)
     return {**v, "status": "blocked", "effect": worst, "reasons": [*crashes, *(v.get("reasons") or [])]}
 
 

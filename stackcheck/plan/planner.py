@@ -32,7 +32,7 @@ from stackcheck.plan.solver import (
     violations,
 )
 from stackcheck.plan.steps import Steps, facts_after, patch_step, plan_steps
-from stackcheck.verdicts import EFFECT_ORDER, REFUSED_EFFECTS
+from stackcheck.verdicts import REFUSED_EFFECTS, worst_effect
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import workaround_for
 
@@ -222,7 +222,7 @@ def _failing_entry(v: CheckVerdict) -> FailingCheck:
     """A stack check that fails after the plan: its failing reasons, the worst effect among them, its fix."""
     fails = tuple(r for r in v.get("reasons") or [] if r.get("result") == "fail")
     effects = [str(r.get("effect", "crash")) for r in fails]
-    effect = max(effects, key=lambda e: EFFECT_ORDER.get(e, 0)) if effects else "crash"
+    effect = worst_effect(effects, "crash")
     fix = v.get("fix")
     return FailingCheck(str(v.get("id")), str(v.get("title", v.get("id"))), effect, fails, fix or None)
 

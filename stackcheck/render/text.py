@@ -359,10 +359,9 @@ def check_items(report: Report) -> list[Row]:
 def _check_word(c: CheckVerdict) -> str:
     """A failed check's word beside its status: "wrong-output" where its worst failing rule serves wrong output
     with no error (the launch starts: "failed" alone reads as a start failure), else none."""
-    from stackcheck.verdicts import EFFECT_ORDER
+    from stackcheck.verdicts import worst_effect
 
-    effects = [str(r.get("effect", "crash")) for r in c.get("reasons") or [] if r.get("result") == "fail"]
-    worst = max(effects, key=lambda e: EFFECT_ORDER.get(e, 0), default="")
+    worst = worst_effect(str(r.get("effect", "crash")) for r in c.get("reasons") or [] if r.get("result") == "fail")
     return worst if worst == "wrong-output" and c.get("status") == "failed" else ""
 
 
